@@ -1,0 +1,75 @@
+"""The ``@tool`` decorator."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, overload
+
+from .definition import Tool
+
+__all__ = ["tool"]
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    requires_approval: bool = False,
+    timeout_s: float | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    requires_approval: bool = False,
+    timeout_s: float | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a function into a :class:`Tool`; usable bare or with options.
+
+    Example::
+
+        @tool
+        def add(a: int, b: int) -> int: ...
+
+        @tool(read_only=True, timeout_s=5)
+        def get_daily_revenue(store_id: str, date: str) -> dict: ...
+
+    The decorated name is the :class:`Tool`; calling it still calls the function.
+
+    Args:
+        func: the function (when used bare as ``@tool``).
+        name: the tool name (default: the function's name).
+        description: overrides the docstring-derived description.
+        read_only: the tool has no side effects (may run in parallel).
+        requires_approval: each call must be approved by the host's hook.
+        timeout_s: per-call timeout in seconds.
+
+    Raises:
+        ToolDefinitionError: bad name or options.
+        SchemaError: an annotation cannot be expressed as JSON Schema.
+    """
+
+    def decorate(f: Callable[..., Any]) -> Tool:
+        return Tool.from_function(
+            f,
+            name=name,
+            description=description,
+            read_only=read_only,
+            requires_approval=requires_approval,
+            timeout_s=timeout_s,
+        )
+
+    if func is not None:
+        return decorate(func)
+    return decorate

@@ -1,0 +1,235 @@
+"""Render tools as Python stubs for the model's prompt.
+
+A script calls tools as plain functions, so the model reads them as Python::
+
+    class Revenue(TypedDict):
+        store_id: str
+        revenue_yuan: float
+
+    def get_daily_revenue(store_id: str, date: str) -> Revenue:
+        \"\"\"Revenue of one store on one day, in yuan.
+
+        (read-only: safe to run in parallel)
+
+        Args:
+            store_id: Store id, e.g. "ST001".
+            date: ISO date, e.g. "2026-08-24".
+        \"\"\"
+
+Named record types (TypedDicts and dataclasses) are rendered once, before the
+functions, as ``class X(TypedDict)`` (scripts pass and receive plain dicts);
+Enums are rendered as ``Literal[...]`` of their values (what a script
+passes).  Output is deterministic: tools sorted by name, classes in order of
+first use.
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Iterable
+from typing import Any
+
+from .definition import Tool
+from .docstrings import parse_docstring, split_intro
+from .schema import (
+    MISSING,
+    class_docstring,
+    is_typeddict,
+    to_json_default,
+    typeddict_required_keys,
+    unwrap_annotated,
+)
+
+__all__ = ["READ_ONLY_NOTE", "REQUIRES_APPROVAL_NOTE", "render_stub", "render_stubs"]
+
+READ_ONLY_NOTE = "(read-only: safe to run in parallel)"
+REQUIRES_APPROVAL_NOTE = "(requires approval: each call is checked before it runs)"
+_MAX_LINE = 100
+_INDENT = "    "
+
+
+def render_stubs(tools: Iterable[Tool]) -> str:
+    """All ``tools`` as Python source: record classes first, then functions by name."""
+    renderer = _Renderer()
+    functions = [renderer.function(t) for t in sorted(tools, key=lambda t: t.name)]
+    classes = renderer.classes()
+    return "\n\n".join([*classes, *functions]) + "\n" if functions or classes else ""
+
+
+def render_stub(tool: Tool) -> str:
+    """One tool as a Python stub, with the record classes it uses before it."""
+    return render_stubs([tool])
+
+
+class _Renderer:
+    """Renders annotations, collecting the record classes they mention."""
+
+    def __init__(self) -> None:
+        self._names: dict[type, str] = {}
+        self._order: list[type] = []
+
+    # -- annotations --------------------------------------------------------------
+
+    def annotation(self, tp: Any) -> str:
+        tp, _ = unwrap_annotated(tp)
+        if tp is None or tp is type(None):
+            return "None"
+        if tp is Any:
+            return "Any"
+        supertype = getattr(tp, "__supertype__", None)
+        if supertype is not None:
+            return self.annotation(supertype)
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if origin is typing.Literal:
+            values = [a.value if isinstance(a, enum.Enum) else a for a in args]
+            return "Literal[" + ", ".join(repr(v) for v in values) + "]"
+        if origin is typing.Union or origin is types.UnionType:
+            return " | ".join(self.annotation(a) for a in args)
+        if origin is tuple:
+            if args == ((),):
+                return "tuple[()]"
+            if len(args) == 2 and args[1] is Ellipsis:
+                return f"tuple[{self.annotation(args[0])}, ...]"
+            return "tuple[" + ", ".join(self.annotation(a) for a in args) + "]"
+        if origin is cabc.Callable:
+            return "Callable"
+        if origin is not None:
+            name = getattr(origin, "__name__", None) or str(origin)
+            if not args:
+                return str(name)
+            return f"{name}[" + ", ".join(self.annotation(a) for a in args) + "]"
+        if isinstance(tp, type):
+            if issubclass(tp, enum.Enum):
+                return "Literal[" + ", ".join(repr(m.value) for m in tp) + "]"
+            if is_typeddict(tp) or dataclasses.is_dataclass(tp):
+                return self._record(tp)
+            return tp.__name__
+        text = repr(tp)
+        for prefix in ("typing_extensions.", "typing.", "collections.abc."):
+            text = text.replace(prefix, "")
+        return text
+
+    def _record(self, tp: type) -> str:
+        name = self._names.get(tp)
+        if name is None:
+            taken = set(self._names.values())
+            name = tp.__name__
+            n = 2
+            while name in taken:
+                name = f"{tp.__name__}{n}"
+                n += 1
+            self._names[tp] = name
+            self._order.append(tp)
+        return name
+
+    # -- record classes -------------------------------------------------------------
+
+    def classes(self) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(self._order):  # rendering a class may discover more classes
+            out.append(self._class(self._order[i]))
+            i += 1
+        return out
+
+    def _class(self, tp: type) -> str:
+        doc = parse_docstring(class_docstring(tp))
+        lines = [f"class {self._names[tp]}(TypedDict):"]
+        if doc.description:
+            lines.extend(_docstring(doc.description.splitlines(), _INDENT))
+        fields: list[tuple[str, Any, bool, str]] = []
+        hints = typing.get_type_hints(tp, localns={tp.__name__: tp}, include_extras=True)
+        if dataclasses.is_dataclass(tp):
+            for f in dataclasses.fields(tp):
+                if not f.init:
+                    continue
+                has_default = (
+                    f.default is not dataclasses.MISSING
+                    or f.default_factory is not dataclasses.MISSING
+                )
+                meta = f.metadata.get("description") if f.metadata else None
+                fields.append((f.name, hints.get(f.name, f.type), not has_default, meta or ""))
+        else:
+            required = typeddict_required_keys(tp, hints)
+            fields = [(n, h, n in required, "") for n, h in hints.items()]
+        if not fields and not doc.description:
+            lines.append(f"{_INDENT}pass")
+        for name, hint, is_required, meta in fields:
+            _, metadata = unwrap_annotated(hint)
+            notes = [m.strip() for m in metadata if isinstance(m, str) and m.strip()]
+            description = " ".join(notes) or doc.params.get(name) or meta
+            rendered = self.annotation(hint)
+            if not is_required:
+                rendered = f"NotRequired[{rendered}]"
+            line = f"{_INDENT}{name}: {rendered}"
+            if description:
+                line += f"  # {' '.join(description.split())}"
+            lines.append(line)
+        return "\n".join(lines)
+
+    # -- functions --------------------------------------------------------------------
+
+    def function(self, t: Tool) -> str:
+        params: list[str] = []
+        star_done = False
+        for p in t.params:
+            if p.kind == "keyword_only" and not star_done:
+                params.append("*")
+                star_done = True
+            text = f"{p.name}: {self.annotation(p.annotation)}"
+            if not p.required:
+                text += f" = {_default(p.default)}"
+            params.append(text)
+        returns = ""
+        if t.return_annotation is not MISSING:
+            returns = f" -> {self.annotation(t.return_annotation)}"
+        head = f"def {t.name}({', '.join(params)}){returns}:"
+        if len(head) > _MAX_LINE and params:
+            inner = "".join(f"{_INDENT}{p},\n" for p in params)
+            head = f"def {t.name}(\n{inner}){returns}:"
+
+        intro, sections = split_intro(t.description)
+        body: list[str] = intro.splitlines() if intro else []
+        notes = []
+        if t.read_only:
+            notes.append(READ_ONLY_NOTE)
+        if t.requires_approval:
+            notes.append(REQUIRES_APPROVAL_NOTE)
+        if notes:
+            if body:
+                body.append("")
+            body.extend(notes)
+        documented = [p for p in t.params if p.description]
+        if documented:
+            if body:
+                body.append("")
+            body.append("Args:")
+            body.extend(f"{_INDENT}{p.name}: {' '.join(p.description.split())}" for p in documented)
+        if sections:
+            if body:
+                body.append("")
+            body.extend(sections.splitlines())
+        if not body:
+            return f"{head}\n{_INDENT}..."
+        return head + "\n" + "\n".join(_docstring(body, _INDENT))
+
+
+def _docstring(lines: list[str], indent: str) -> list[str]:
+    """Lines wrapped in a triple-quoted docstring at ``indent``."""
+    safe = [line.replace('"""', '\\"\\"\\"') for line in lines]
+    if len(safe) == 1:
+        return [f'{indent}"""{safe[0]}"""']
+    out = [f'{indent}"""{safe[0]}']
+    out.extend(f"{indent}{line}" if line.strip() else "" for line in safe[1:])
+    out.append(f'{indent}"""')
+    return out
+
+
+def _default(value: Any) -> str:
+    json_value = to_json_default(value)
+    return "..." if json_value is MISSING else repr(json_value)
