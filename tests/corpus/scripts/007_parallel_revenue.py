@@ -1,0 +1,12 @@
+# Fetch one day for every store concurrently
+stores = list_stores()
+day = "2026-08-22"
+eligible = [s for s in stores if s["opened"] <= day]
+rows = parallel(get_daily_revenue, [{"store_id": s["store_id"], "date": day} for s in eligible])
+
+open_rows = [r for r in rows if not r["closed"]]
+total = sum(r["revenue_yuan"] for r in open_rows)
+print(f"{len(rows)} results, {len(open_rows)} open, total {total:,.2f}")
+best = max(open_rows, key=lambda r: r["revenue_yuan"])
+{"date": day, "total": round(total, 2), "best_store": best["store_id"], "best_revenue": best["revenue_yuan"],
+ "closed": [r["store_id"] for r in rows if r["closed"]]}
