@@ -1,0 +1,572 @@
+"""The docker backend: every sandbox in its own hardened, throw-away container.
+
+The container runs the sandbox image's entrypoint (``python -I -m
+toolscript.sandbox``) and the host speaks the wire protocol over the
+container's attached stdin/stdout, demultiplexed from Docker's stream headers.
+Nothing is mounted. Hardening, all on by default::
+
+    network_mode="none"   read_only=True       tmpfs /tmp (16 MiB, noexec, nosuid)
+    cap_drop=["ALL"]      no-new-privileges    default seccomp profile
+    user 10001:10001      pids_limit           mem_limit == memswap_limit (no swap)
+    nano_cpus             init (reaps zombies) logging driver "none" (no frames on disk)
+
+``runtime="runsc"`` runs containers under gVisor where it is installed.
+
+Lifecycle: every container carries the label ``org.toolscript.managed=1`` and
+its owner's host and pid; it is removed when its handle is closed or killed,
+when the handle is garbage-collected, and at interpreter exit; :func:`gc`
+removes stale ones (``toolscript gc``). A container is never reused: a warm
+pool (:class:`~toolscript.runtime.backends.pool.WarmPool`) hands out fresh
+ones that have already said ``ready``.
+
+The engine is whatever the Docker SDK reaches from the environment:
+``DOCKER_HOST=unix:///path``, ``tcp://host:2376`` (with ``DOCKER_TLS_VERIFY=1``
+and ``DOCKER_CERT_PATH``) or ``ssh://user@host`` (needs ``paramiko``). With a
+remote engine the sandbox image must be built there (``toolscript image build``
+with the same ``DOCKER_HOST``). If no engine answers,
+:class:`~toolscript.errors.BackendUnavailable` says how to fix it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import select
+import signal
+import socket
+import struct
+import threading
+import time
+import uuid
+import weakref
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from toolscript.sandbox.protocol import PROTOCOL_VERSION, FrameDecoder, FrameError, encode_frame
+
+from toolscript.errors import ImageError, ProtocolError, SandboxStartError
+
+from ..image import DEFAULT_IMAGE, check_image, docker_client
+from .base import Backend, SandboxDied, SandboxHandle, SandboxSpec
+from .pool import WarmPool
+
+if TYPE_CHECKING:
+    import docker
+
+__all__ = ["MANAGED_LABEL", "ContainerConfig", "DockerBackend", "DockerSandbox", "gc"]
+
+log = logging.getLogger(__name__)
+
+MANAGED_LABEL = "org.toolscript.managed"
+OWNER_HOST_LABEL = "org.toolscript.owner-host"
+OWNER_PID_LABEL = "org.toolscript.owner-pid"
+SANDBOX_UID = 10001
+
+_STDOUT, _STDERR = 1, 2
+_HEADER = struct.Struct(">BxxxI")
+_STDERR_KEEP = 16 * 1024
+_RECV_SIZE = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ContainerConfig:
+    """The container-level settings of a sandbox; a warm pool holds one config.
+
+    ``memory_bytes`` is both the memory and the memory+swap limit (no swap).
+    """
+
+    image: str = DEFAULT_IMAGE
+    memory_bytes: int = 512 * 1024 * 1024
+    nano_cpus: int = 1_000_000_000
+    pids_limit: int = 64
+    tmpfs_size: str = "16m"
+    network: bool = False
+    runtime: str | None = None
+
+    def create_kwargs(self, name: str) -> dict[str, Any]:
+        """Keyword arguments of ``APIClient.create_host_config`` / ``create_container``."""
+        return {
+            "host_config": {
+                "network_mode": "bridge" if self.network else "none",
+                "read_only": True,
+                "tmpfs": {"/tmp": f"rw,size={self.tmpfs_size},noexec,nosuid,nodev,mode=1777"},
+                "cap_drop": ["ALL"],
+                "security_opt": ["no-new-privileges"],
+                "pids_limit": self.pids_limit,
+                "mem_limit": self.memory_bytes,
+                "memswap_limit": self.memory_bytes,
+                "nano_cpus": self.nano_cpus,
+                "init": True,
+                "ipc_mode": "none" if not self.network else "private",
+                "log_config": {"Type": "none", "Config": {}},
+                "runtime": self.runtime,
+                "auto_remove": False,
+            },
+            "container": {
+                "name": name,
+                "user": f"{SANDBOX_UID}:{SANDBOX_UID}",
+                "environment": {},
+                "stdin_open": True,
+                "tty": False,
+                "network_disabled": not self.network,
+                "hostname": "sandbox",
+                "labels": {
+                    MANAGED_LABEL: "1",
+                    OWNER_HOST_LABEL: socket.gethostname(),
+                    OWNER_PID_LABEL: str(os.getpid()),
+                },
+            },
+        }
+
+
+# ------------------------------------------------------------ cleanup registry
+
+
+class _Registry:
+    """Every container this process created and has not removed yet."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: dict[str, docker.APIClient] = {}
+        self._exiting = False
+
+    def add(self, container_id: str, api: docker.APIClient) -> None:
+        with self._lock:
+            if not self._exiting:
+                self._live[container_id] = api
+                return
+        _force_remove(api, container_id)  # created while the interpreter exits
+
+    def remove(self, container_id: str) -> None:
+        """Force-remove the container (idempotent; errors are logged, not raised)."""
+        with self._lock:
+            api = self._live.pop(container_id, None)
+        if api is not None:
+            _force_remove(api, container_id)
+
+    def remove_all(self, exiting: bool = False) -> None:
+        with self._lock:
+            self._exiting = self._exiting or exiting
+            items = list(self._live.items())
+            self._live.clear()
+        for container_id, api in items:
+            _force_remove(api, container_id)
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+
+def _force_remove(api: docker.APIClient, container_id: str) -> None:
+    try:
+        api.remove_container(container_id, force=True, v=True)
+    except Exception as exc:
+        if getattr(getattr(exc, "response", None), "status_code", None) != 404:
+            log.warning("could not remove sandbox container %s: %s", container_id[:12], exc)
+
+
+_REGISTRY = _Registry()
+_BACKENDS: weakref.WeakSet[DockerBackend] = weakref.WeakSet()
+
+
+@atexit.register
+def _remove_everything_at_exit() -> None:
+    for backend in list(_BACKENDS):
+        backend.shutdown()  # stops the pool threads first: no container starts after this
+    _REGISTRY.remove_all(exiting=True)
+
+
+# --------------------------------------------------------------------- handle
+
+
+class DockerSandbox(SandboxHandle):
+    """One started sandbox container, spoken to over its attached stdio.
+
+    Not shared between sessions. ``recv`` raises ``TimeoutError`` when no
+    message arrives in time and ``SandboxDied`` when the container's output
+    ends; :meth:`death_reason` then tells ``"memory_limit"`` (kernel OOM kill),
+    ``"cpu_limit"``, ``"killed"``, ``"closed"`` (by us), ``"exited"`` or
+    ``"sandbox_crashed"``.
+    """
+
+    def __init__(self, api: docker.APIClient, config: ContainerConfig, start_timeout: float = 60.0):
+        self.config = config
+        self._api = api
+        self._decoder = FrameDecoder()
+        self._messages: deque[dict[str, Any]] = deque()
+        self._raw = bytearray()
+        self._buf = bytearray(_RECV_SIZE)  # reused: no large allocation per recv
+        self._view = memoryview(self._buf)
+        self._stderr = bytearray()
+        self._send_lock = threading.Lock()
+        self._dead = False
+        self._reason: str | None = None
+        self._exit_code: int | None = None
+        self.name = f"toolscript-{uuid.uuid4().hex[:12]}"
+        kwargs = config.create_kwargs(self.name)
+        t0 = time.perf_counter()
+        try:
+            host_config = api.create_host_config(**kwargs["host_config"])
+            created = api.create_container(
+                config.image, host_config=host_config, **kwargs["container"]
+            )
+        except Exception as exc:
+            raise SandboxStartError(
+                f"creating a sandbox container from {config.image!r} failed: {exc}"
+            ) from exc
+        self.id: str = created["Id"]
+        _REGISTRY.add(self.id, api)
+        self._finalizer = weakref.finalize(self, _REGISTRY.remove, self.id)
+        try:
+            # Keep the SDK's object alive too: dropping it would close the socket.
+            self._attach = api.attach_socket(
+                self.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+            )
+            self._sock = _raw_socket(self._attach)
+            api.start(self.id)
+            self.ready_info: dict[str, Any] = self.recv(start_timeout)
+        except Exception as exc:
+            detail = self._stderr.decode("utf-8", "replace").strip()[-2000:]
+            self.kill()
+            raise SandboxStartError(
+                f"sandbox container from {config.image!r} did not start: {exc}"
+                + (f"\n{detail}" if detail else "")
+            ) from exc
+        if self.ready_info.get("type") != "ready":
+            self.kill()
+            raise ProtocolError(f"sandbox's first message is not 'ready': {self.ready_info!r:.200}")
+        if self.ready_info.get("protocol") != PROTOCOL_VERSION:
+            self.kill()
+            raise ImageError(
+                f"image {config.image!r} speaks protocol {self.ready_info.get('protocol')}, "
+                f"this host {PROTOCOL_VERSION}: rebuild it with `toolscript image build`"
+            )
+        self.start_seconds = time.perf_counter() - t0
+
+    # ---------------------------------------------------------- protocol
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one protocol message (raises ``SandboxDied`` if the container is gone)."""
+        data = encode_frame(message)
+        with self._send_lock:
+            if self._dead:
+                raise SandboxDied(self._reason, self._died_message())
+            try:
+                self._sock.sendall(data)
+            except OSError as exc:
+                self._on_eof()
+                raise SandboxDied(self._reason, self._died_message()) from exc
+
+    def recv(self, timeout: float | None) -> dict[str, Any]:
+        """Return the next message; ``TimeoutError`` after ``timeout`` seconds."""
+        if self._messages:
+            return self._messages.popleft()
+        if self._dead:
+            raise SandboxDied(self._reason, self._died_message())
+        deadline = None if timeout is None else time.monotonic() + timeout
+        sock = self._sock
+        while not self._messages:
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError("no message from the sandbox container in time")
+                sock.settimeout(remaining)
+            else:
+                sock.settimeout(None)
+            try:
+                n = sock.recv_into(self._buf)
+            except TimeoutError:
+                raise TimeoutError("no message from the sandbox container in time") from None
+            except OSError:
+                n = 0
+            if not n:
+                self._on_eof()
+                raise SandboxDied(self._reason, self._died_message())
+            self._feed(self._view[:n])
+        return self._messages.popleft()
+
+    def _feed(self, data: bytes | memoryview) -> None:
+        raw = self._raw
+        raw += data
+        pos, end = 0, len(raw)
+        while end - pos >= 8:
+            kind, size = _HEADER.unpack_from(raw, pos)
+            if end - pos - 8 < size:
+                break
+            payload = bytes(raw[pos + 8 : pos + 8 + size])
+            pos += 8 + size
+            if kind == _STDOUT:
+                try:
+                    self._messages.extend(self._decoder.feed(payload))
+                except FrameError as exc:
+                    self.kill()
+                    raise ProtocolError(f"sandbox container sent a bad frame: {exc}") from exc
+            else:
+                self._stderr += payload
+                if len(self._stderr) > _STDERR_KEEP:
+                    del self._stderr[: len(self._stderr) - _STDERR_KEEP]
+        del raw[:pos]
+
+    # --------------------------------------------------------- lifecycle
+    def is_alive(self) -> bool:
+        """Cheap liveness check: has the container's output stream ended?"""
+        if self._dead:
+            return False
+        try:
+            readable, _, _ = select.select([self._sock], [], [], 0)
+            if readable:
+                self._sock.settimeout(0)
+                n = self._sock.recv_into(self._buf)
+                if not n:
+                    self._on_eof()
+                    return False
+                self._feed(self._view[:n])
+        except (OSError, ProtocolError):
+            self._on_eof()
+            return False
+        return True
+
+    def kill(self) -> None:
+        """Remove the container now (force); idempotent."""
+        if not self._dead:
+            self._dead = True
+            self._reason = "killed"
+        self._close_socket()
+        self._finalizer()
+
+    def close(self) -> None:
+        """Ask the sandbox to shut down, then remove the container; idempotent."""
+        if not self._dead:
+            with contextlib.suppress(Exception):
+                self.send({"type": "shutdown"})
+            self._dead = True
+            self._reason = self._reason or "closed"
+        self._close_socket()
+        self._finalizer()
+
+    def death_reason(self) -> str | None:
+        """``None`` while alive; else ``memory_limit``, ``killed``, ``sandbox_crashed``..."""
+        return self._reason if self._dead else None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The container's exit code once it died on its own (else ``None``)."""
+        return self._exit_code
+
+    @property
+    def stderr(self) -> str:
+        """The last 16 KiB the sandbox wrote to stderr (diagnostics only)."""
+        return self._stderr.decode("utf-8", "replace")
+
+    def attrs(self) -> dict[str, Any]:
+        """``docker inspect`` of the container (for tests and diagnostics)."""
+        result: dict[str, Any] = self._api.inspect_container(self.id)
+        return result
+
+    # ------------------------------------------------------------ details
+    def _on_eof(self) -> None:
+        if self._dead:
+            return
+        self._dead = True
+        self._close_socket()
+        self._reason = "sandbox_crashed"
+        try:
+            self._api.wait(self.id, timeout=10)
+            state = self._api.inspect_container(self.id)["State"]
+            self._exit_code = code = int(state.get("ExitCode", -1))
+            self._reason = _reason_of_exit(code, bool(state.get("OOMKilled")), self.stderr)
+        except Exception as exc:
+            log.debug("inspecting dead sandbox %s failed: %s", self.name, exc)
+        self._finalizer()
+
+    def _died_message(self) -> str:
+        reason = self._reason or "died"
+        text = f"sandbox container {self.name} is gone ({reason}"
+        if self._exit_code is not None:
+            text += f", exit code {self._exit_code}"
+        text += ")"
+        tail = self.stderr.strip()[-1000:]
+        return text + (f"; stderr: {tail}" if tail else "")
+
+    def _close_socket(self) -> None:
+        with contextlib.suppress(Exception):
+            self._sock.close()
+        with contextlib.suppress(Exception):
+            self._attach.close()
+
+    def __repr__(self) -> str:
+        state = "alive" if not self._dead else f"dead: {self._reason}"
+        return f"<DockerSandbox {self.name} {state}>"
+
+
+def _reason_of_exit(code: int, oom_killed: bool, stderr: str) -> str:
+    """Name why a container ended on its own, as the subprocess backend does."""
+    if oom_killed or "MemoryError" in stderr[-2000:]:
+        return "memory_limit"
+    if code == 128 + signal.SIGXCPU:
+        return "cpu_limit"
+    if code == 128 + signal.SIGKILL:
+        return "killed"
+    if code == 0:
+        return "exited"
+    return "sandbox_crashed"
+
+
+def _raw_socket(sock: Any) -> socket.socket:
+    """The plain socket under the SDK's attach object (SocketIO for unix/tcp)."""
+    inner = getattr(sock, "_sock", sock)
+    if isinstance(inner, socket.socket):
+        return inner
+    raise SandboxStartError(
+        f"cannot speak to the container over {type(sock).__name__}: "
+        "the docker backend needs a unix or tcp DOCKER_HOST"
+    )
+
+
+# -------------------------------------------------------------------- backend
+
+
+class DockerBackend(Backend):
+    """Run each sandbox in a fresh hardened container, from a warm pool if any.
+
+    ``pool_size`` idle containers (default 2) are kept started for the default
+    limits, so a new session normally waits a few milliseconds, not a
+    container start. A spec with other container limits starts its own
+    container. ``runtime="runsc"`` selects gVisor; ``network=True`` gives the
+    container a network (off by default; only for tools that run inside).
+    """
+
+    name = "docker"
+
+    def __init__(
+        self,
+        image: str = DEFAULT_IMAGE,
+        *,
+        pool_size: int = 2,
+        docker_client: docker.DockerClient | None = None,
+        runtime: str | None = None,
+        network: bool = False,
+        pids_limit: int = 64,
+        cpus: float = 1.0,
+        tmpfs_size: str = "16m",
+        start_timeout: float = 60.0,
+        check: bool = True,
+    ) -> None:
+        self._client = docker_client if docker_client is not None else _connect()
+        self._api: docker.APIClient = self._client.api
+        if check:
+            check_image(image, client=self._client)
+        self.image = image
+        self.pool_size = pool_size
+        self.start_timeout = start_timeout
+        self._base = ContainerConfig(
+            image=image,
+            nano_cpus=int(cpus * 1e9),
+            pids_limit=pids_limit,
+            tmpfs_size=tmpfs_size,
+            network=network,
+            runtime=runtime,
+        )
+        self._pools: dict[ContainerConfig, WarmPool[DockerSandbox]] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        _BACKENDS.add(self)
+
+    def config_for(self, spec: SandboxSpec | None) -> ContainerConfig:
+        """The container settings ``spec`` asks for (its memory, CPU and pids limits)."""
+        if spec is None:
+            return self._base
+        limits = spec.limits
+        return replace(
+            self._base,
+            memory_bytes=int(limits.memory_mb) * 1024 * 1024,
+            nano_cpus=int(float(limits.cpus) * 1e9),
+            pids_limit=int(limits.max_pids),
+        )
+
+    def start(self, spec: SandboxSpec | None = None) -> DockerSandbox:
+        """A started sandbox that said ``ready``: from the warm pool if one waits."""
+        cfg = self.config_for(spec)
+        pool = self._pool(cfg)
+        if pool is not None:
+            handle = pool.acquire()
+            if handle is not None:
+                return handle
+        timeout = spec.startup_timeout_s if spec is not None else self.start_timeout
+        return DockerSandbox(self._api, cfg, max(timeout, 1.0))
+
+    def warm(self, spec: SandboxSpec | None = None) -> WarmPool[DockerSandbox] | None:
+        """Start filling the pool for ``spec``'s container settings now."""
+        return self._pool(self.config_for(spec))
+
+    def _pool(self, cfg: ContainerConfig) -> WarmPool[DockerSandbox] | None:
+        if self.pool_size <= 0:
+            return None
+        with self._lock:
+            if self._closed:
+                return None
+            pool = self._pools.get(cfg)
+            if pool is None:
+                pool = WarmPool(
+                    lambda: DockerSandbox(self._api, cfg, self.start_timeout),
+                    self.pool_size,
+                    name=f"docker-{len(self._pools)}",
+                )
+                self._pools[cfg] = pool
+            return pool
+
+    def shutdown(self) -> None:
+        """Stop the warm pools and remove their idle containers (idempotent)."""
+        with self._lock:
+            self._closed = True
+            pools = list(self._pools.values())
+            self._pools.clear()
+        for pool in pools:
+            pool.shutdown()
+
+    def __enter__(self) -> DockerBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+
+def _connect() -> docker.DockerClient:
+    return docker_client()
+
+
+# ------------------------------------------------------------------------- gc
+
+
+def gc(all: bool = False, *, client: docker.DockerClient | None = None) -> list[str]:
+    """Remove stale sandbox containers (by label); return their names.
+
+    Stale: exited, or created by a process on this host that no longer runs.
+    ``all=True`` removes every container labelled as ours, including those of
+    running programs and of other hosts sharing the engine.
+    """
+    client = client or docker_client()
+    api = client.api
+    me = socket.gethostname()
+    removed: list[str] = []
+    for info in api.containers(all=True, filters={"label": f"{MANAGED_LABEL}=1"}):
+        labels = info.get("Labels") or {}
+        stale = all or info.get("State") != "running"
+        if not stale and labels.get(OWNER_HOST_LABEL) == me:
+            pid = labels.get(OWNER_PID_LABEL, "")
+            stale = not (pid.isdigit() and _pid_alive(int(pid)))
+        if stale:
+            _force_remove(api, info["Id"])
+            removed.append((info.get("Names") or [info["Id"][:12]])[0].lstrip("/"))
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

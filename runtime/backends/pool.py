@@ -1,0 +1,170 @@
+"""A warm pool of started, idle sandboxes for any process backend.
+
+Starting a sandbox (a process, and even more a container) is the slow part of
+a new session. :class:`WarmPool` keeps ``size`` sandboxes that have already
+said ``ready`` and refills itself in a background thread, so
+:meth:`WarmPool.acquire` usually hands one out in microseconds. A sandbox
+leaves the pool for good: the caller owns it and must close it. Sandboxes
+that die while idle are noticed on acquire (``is_alive()``) and replaced.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
+
+__all__ = ["PoolStats", "Poolable", "WarmPool"]
+
+log = logging.getLogger(__name__)
+
+
+class Poolable(Protocol):
+    """What the pool needs from a started sandbox."""
+
+    def is_alive(self) -> bool: ...
+
+    def kill(self) -> None: ...
+
+
+H = TypeVar("H", bound=Poolable)
+
+
+class PoolStats:
+    """Counters of a pool's life, for tests and benchmarks."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.start_failures = 0
+        self.hits = 0
+        self.misses = 0
+        self.discarded_dead = 0
+        self.last_error: BaseException | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"PoolStats(started={self.started}, hits={self.hits}, misses={self.misses}, "
+            f"discarded_dead={self.discarded_dead}, start_failures={self.start_failures})"
+        )
+
+
+class WarmPool(Generic[H]):
+    """Keep ``size`` started sandboxes ready; refill in a daemon thread.
+
+    ``start`` makes one started sandbox (it may block for a while and may
+    raise; failures are retried with a growing back-off, and the last error is
+    kept in :attr:`stats`). The pool starts filling on construction.
+    """
+
+    def __init__(self, start: Callable[[], H], size: int, *, name: str = "pool") -> None:
+        if size < 1:
+            raise ValueError("a warm pool needs size >= 1")
+        self._start = start
+        self.size = size
+        self.name = name
+        self.stats = PoolStats()
+        self._idle: deque[H] = deque()
+        self._starting = 0
+        self._closed = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(
+            target=self._fill, name=f"toolscript-pool-{name}", daemon=True
+        )
+        self._thread.start()
+
+    # ------------------------------------------------------------ public
+    def acquire(self) -> H | None:
+        """Take a live idle sandbox out of the pool, or ``None`` if none is ready.
+
+        Never waits for a start: on ``None`` the caller starts one itself (the
+        pool keeps refilling in the background).
+        """
+        dead: list[H] = []
+        found: H | None = None
+        with self._cond:
+            while self._idle:
+                handle = self._idle.popleft()
+                if handle.is_alive():
+                    found = handle
+                    break
+                dead.append(handle)
+            if found is not None:
+                self.stats.hits += 1
+            else:
+                self.stats.misses += 1
+            self.stats.discarded_dead += len(dead)
+            self._cond.notify_all()
+        for handle in dead:
+            _kill_quietly(handle)
+        return found
+
+    def wait_ready(self, timeout: float, count: int | None = None) -> bool:
+        """Block until ``count`` (default: ``size``) sandboxes are idle, or timeout."""
+        want = self.size if count is None else min(count, self.size)
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self._idle) < want and not self._closed:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return len(self._idle) >= want
+
+    @property
+    def idle(self) -> int:
+        """Number of sandboxes waiting in the pool (alive or not yet checked)."""
+        return len(self._idle)
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Stop refilling and kill every idle sandbox (idempotent)."""
+        with self._cond:
+            self._closed = True
+            handles = list(self._idle)
+            self._idle.clear()
+            self._cond.notify_all()
+        for handle in handles:
+            _kill_quietly(handle)
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    # ---------------------------------------------------------- refilling
+    def _fill(self) -> None:
+        backoff = 0.0
+        while True:
+            with self._cond:
+                while not self._closed and len(self._idle) + self._starting >= self.size:
+                    self._cond.wait()
+                if self._closed:
+                    return
+                self._starting += 1
+            handle: H | None = None
+            try:
+                handle = self._start()
+            except BaseException as exc:  # keep the pool alive whatever a start does
+                self.stats.start_failures += 1
+                self.stats.last_error = exc
+                log.warning("warm pool %s: starting a sandbox failed: %s", self.name, exc)
+                backoff = min(max(backoff * 2, 0.25), 10.0)
+            else:
+                backoff = 0.0
+            with self._cond:
+                self._starting -= 1
+                if handle is not None:
+                    if self._closed:
+                        _kill_quietly(handle)
+                        return
+                    self.stats.started += 1
+                    self._idle.append(handle)
+                    self._cond.notify_all()
+                if backoff:
+                    self._cond.wait(backoff)
+
+
+def _kill_quietly(handle: Poolable) -> None:
+    try:
+        handle.kill()
+    except Exception:  # pragma: no cover - best effort cleanup
+        log.debug("killing a pooled sandbox failed", exc_info=True)
