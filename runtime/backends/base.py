@@ -1,0 +1,79 @@
+"""The transport half of the boundary: backends start sandboxes and move messages.
+
+A backend knows nothing of tools, approval or limits beyond what it must
+apply to the process or container it starts. The
+:class:`~toolscript.runtime.session.Session` owns the policy and speaks the
+protocol through a :class:`SandboxHandle`.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any
+
+from ..limits import Limits
+
+
+class SandboxDied(Exception):
+    """The sandbox process or container ended while a message was expected."""
+
+    def __init__(self, reason: str | None = None, detail: str = "") -> None:
+        super().__init__(detail or reason or "sandbox died")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """What a backend needs to start one sandbox."""
+
+    limits: Limits
+    startup_timeout_s: float = 30.0
+
+
+class SandboxHandle(abc.ABC):
+    """One started sandbox that speaks the wire protocol."""
+
+    ready_info: dict[str, Any]
+
+    @abc.abstractmethod
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one message (raises :class:`SandboxDied` if the sandbox is gone)."""
+
+    @abc.abstractmethod
+    def recv(self, timeout: float | None) -> dict[str, Any]:
+        """Receive one message; ``TimeoutError`` after ``timeout`` s, :class:`SandboxDied`."""
+
+    @abc.abstractmethod
+    def kill(self) -> None:
+        """Stop the sandbox now and release everything it holds. Idempotent."""
+
+    def close(self) -> None:
+        """Ask the sandbox to exit, then make sure it did. Idempotent."""
+        try:
+            self.send({"type": "shutdown"})
+        except Exception:
+            pass
+        self.kill()
+
+    @abc.abstractmethod
+    def is_alive(self) -> bool:
+        """True while the sandbox runs."""
+
+    def death_reason(self) -> str | None:
+        """Why the sandbox died, as an error type (``memory_limit``, ``cpu_limit``...)."""
+        return None
+
+
+class Backend(abc.ABC):
+    """Starts sandboxes of one kind (a process, a container)."""
+
+    name: str = "backend"
+
+    @abc.abstractmethod
+    def start(self, spec: SandboxSpec) -> SandboxHandle:
+        """Start one sandbox and wait for its ``ready`` message."""
+
+    def shutdown(self) -> None:
+        """Release pooled resources (warm sandboxes). Idempotent."""

@@ -1,0 +1,293 @@
+"""Host-side handling of tool calls: the policy half of the sandbox boundary.
+
+Every call, from a script or a classic-mode model turn, goes through
+:meth:`Dispatcher.call`: budget, whitelist, JSON-schema validation, approval,
+execution with the tool's timeout, conversion of the result to JSON data, and
+one :class:`~toolscript.runtime.results.ToolCallRecord`. Failures become
+reply errors with a stable ``type``; nothing raised by a tool crosses into the
+sandbox as an object.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from toolscript.errors import ApprovalRequired, ToolscriptError
+from toolscript.sandbox.codec import NotJSONData, to_json_data
+from toolscript.tools import ArgumentError, Tool, ToolRegistry, to_jsonable
+
+from .approval import ApprovalHook, ToolCallRequest, decide
+from .limits import Limits
+from .results import RunError, ToolCallRecord
+
+Reply = dict[str, Any]
+
+
+class HostAbort(Exception):
+    """Internal: a tool call must end the run and re-raise ``cause`` to the programmer."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class RunContext:
+    """Per-run bookkeeping shared by all calls of one run."""
+
+    __slots__ = ("_attempts", "abort", "max_tool_calls", "records", "run_id", "session_id")
+
+    def __init__(self, run_id: str, session_id: str, max_tool_calls: int) -> None:
+        self.run_id = run_id
+        self.session_id = session_id
+        self.max_tool_calls = max_tool_calls
+        self.records: list[ToolCallRecord] = []
+        self.abort: BaseException | None = None
+        self._attempts = itertools.count(1)
+
+    def admit(self) -> bool:
+        """Count one attempt; False once the budget is exhausted (thread-safe:
+        ``next`` on ``itertools.count`` is atomic)."""
+        return next(self._attempts) <= self.max_tool_calls
+
+
+class ToolExecutor:
+    """Runs tool functions, with a timeout when one applies.
+
+    A call with a timeout runs on a worker thread so the caller can give up
+    on it; a tool that never returns keeps its worker (Python cannot kill a
+    thread), so the pool is generous. Calls without a timeout run inline.
+    """
+
+    def __init__(self, max_workers: int = 64) -> None:
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max_workers, thread_name_prefix="toolscript-tool"
+        )
+
+    def run(self, tool: Tool, args: dict[str, Any], timeout_s: float | None) -> Any:
+        """Invoke the tool; raise ``TimeoutError`` when the timeout passes."""
+        if timeout_s is None:
+            return tool.invoke(args)
+        future = self._pool.submit(tool.invoke, args)
+        try:
+            return future.result(timeout=timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"{tool.name} did not finish within {timeout_s:g} s") from None
+
+    def submit(self, func: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        """Run ``func`` on the pool (used for concurrent read-only calls)."""
+        return self._pool.submit(func)
+
+    def shutdown(self) -> None:
+        """Stop accepting work; running tools are left to finish."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _error(error_type: str, message: str, **details: Any) -> Reply:
+    return {"ok": False, "error": {"type": error_type, "message": message, **details}}
+
+
+class Dispatcher:
+    """Validates, approves, executes and records tool calls for one runtime."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        approve: ApprovalHook | None,
+        limits: Limits,
+        executor: ToolExecutor,
+        audit: Callable[[ToolCallRecord, RunContext], None] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.approve = approve
+        self.limits = limits
+        self.executor = executor
+        self.audit = audit
+        self._ids = itertools.count(1)
+
+    def _next_id(self) -> str:
+        return f"c{next(self._ids)}"
+
+    # --- one call -------------------------------------------------------------
+    def call(self, ctx: RunContext, name: str, args: Any, source: str = "script") -> Reply:
+        """Handle one call end to end; return the reply (``ok`` + value/error)."""
+        record = ToolCallRecord(
+            id=self._next_id(), name=str(name), args=args, started_at=time.time(), source=source
+        )
+        start = time.perf_counter()
+        try:
+            prepared = self._prepare(ctx, record, name, args)
+            if "tool" in prepared:
+                reply = self._execute(record, prepared["tool"], prepared["args"])
+            else:
+                reply = prepared
+        except HostAbort as exc:
+            ctx.abort = exc.cause
+            reply = _error("host_abort", f"the run was stopped: {exc.cause}")
+        finally:
+            record.duration_s = time.perf_counter() - start
+        self._finish(ctx, record, reply)
+        return reply
+
+    def _prepare(self, ctx: RunContext, record: ToolCallRecord, name: Any, args: Any) -> Reply:
+        """Budget, lookup, validation and approval; returns ``{"tool", "args"}`` or an error."""
+        if ctx.abort is not None:
+            return _error("host_abort", "the run was stopped by the host")
+        if not ctx.admit():
+            return _error(
+                "tool_call_limit",
+                f"the run exceeded its budget of {ctx.max_tool_calls} tool calls",
+            )
+        tool = self.registry.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return _error("unknown_tool", self.registry.unknown_tool_message(str(name)),
+                          available=self.registry.names())
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except ValueError as exc:
+                return _error("invalid_json", f"{tool.name}(): arguments are not valid JSON: {exc}")
+            record.args = args
+        try:
+            tool.validate(args)
+        except ArgumentError as exc:
+            return _error("invalid_arguments", exc.message,
+                          problems=[{"path": p.path, "reason": p.reason} for p in exc.problems])
+        if self.approve is None and not tool.requires_approval:
+            record.approved = True
+            record.decided_by = "policy"
+            return {"tool": tool, "args": args}
+        request = ToolCallRequest(
+            tool=tool.name, args=args, read_only=tool.read_only,
+            requires_approval=tool.requires_approval, call_id=record.id,
+            run_id=ctx.run_id, session_id=ctx.session_id, source=record.source,
+        )
+        try:
+            decision, decided_by = decide(self.approve, request)
+        except ApprovalRequired as exc:
+            ctx.abort = exc
+            record.approved = False
+            record.decided_by = "hook"
+            record.reason = str(exc)
+            return _error("host_abort", f"the approval hook stopped the run: {exc}")
+        record.approved = decision.approved
+        record.decided_by = decided_by
+        record.reason = decision.reason
+        if not decision.approved:
+            reason = f": {decision.reason}" if decision.reason else ""
+            return _error("denied", f"{tool.name}() was denied{reason}")
+        return {"tool": tool, "args": args}
+
+    def timeout_of(self, tool: Tool) -> float | None:
+        """The effective timeout of one call of ``tool``."""
+        return tool.timeout_s if tool.timeout_s is not None else self.limits.tool_timeout_s
+
+    def _execute(
+        self, record: ToolCallRecord, tool: Tool, args: dict[str, Any], inline: bool = False
+    ) -> Reply:
+        try:
+            if inline:
+                result = tool.invoke(args)
+            else:
+                result = self.executor.run(tool, args, self.timeout_of(tool))
+        except TimeoutError as exc:
+            return _error("timeout", str(exc))
+        except ToolscriptError as exc:
+            raise HostAbort(exc) from exc
+        except Exception as exc:
+            return _error("tool_exception", f"{tool.name}: {type(exc).__name__}: {exc}",
+                          exception=type(exc).__name__)
+        try:
+            value = to_json_data(result)
+        except NotJSONData:
+            try:
+                value = to_json_data(to_jsonable(result))
+            except (TypeError, NotJSONData) as exc:
+                return _error("invalid_result",
+                              f"{tool.name} returned something that is not JSON data: {exc}")
+        return {"ok": True, "value": value}
+
+    def _finish(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
+        record.ok = bool(reply.get("ok"))
+        if record.ok:
+            record.value = reply.get("value")
+        else:
+            record.error = RunError.from_message(reply["error"])
+        ctx.records.append(record)
+        if self.audit is not None:
+            self.audit(record, ctx)
+
+    # --- many calls (parallel) ----------------------------------------------------
+    def call_many(
+        self, ctx: RunContext, calls: Sequence[tuple[Any, Any]], source: str = "script"
+    ) -> list[Reply]:
+        """Handle several calls: read-only ones concurrently, writes serially in order.
+
+        Approval is asked one call at a time, in call order, before anything
+        runs; replies come back in call order.
+        """
+        replies: list[Reply | None] = [None] * len(calls)
+        records: list[ToolCallRecord | None] = [None] * len(calls)
+        starts: list[float] = [0.0] * len(calls)
+        ready: list[tuple[int, Tool, dict[str, Any]]] = []
+        for index, (name, args) in enumerate(calls):
+            record = ToolCallRecord(id=self._next_id(), name=str(name), args=args,
+                                    started_at=time.time(), source=source)
+            records[index] = record
+            starts[index] = time.perf_counter()
+            prepared = self._prepare(ctx, record, name, args)
+            if "tool" in prepared:
+                ready.append((index, prepared["tool"], prepared["args"]))
+            else:
+                replies[index] = prepared
+
+        slots = threading.BoundedSemaphore(self.limits.max_parallel)
+
+        def run_one(index: int, tool: Tool, args: dict[str, Any]) -> Reply:
+            with slots:
+                return self._execute(records[index], tool, args, inline=True)  # type: ignore[arg-type]
+
+        futures = []
+        for index, tool, args in ready:
+            if tool.read_only:
+                future = self.executor.submit(lambda i=index, t=tool, a=args: run_one(i, t, a))
+                futures.append((index, tool, future))
+        abort: HostAbort | None = None
+        for index, tool, args in ready:
+            if not tool.read_only:
+                try:
+                    replies[index] = self._execute(records[index], tool, args)  # type: ignore[arg-type]
+                except HostAbort as exc:
+                    abort = abort or exc
+                    replies[index] = _error("host_abort", f"the run was stopped: {exc.cause}")
+        # Each concurrent call gets its own timeout, counted from when it could
+        # start; waiting in the semaphore queue counts against it.
+        waited_from = time.perf_counter()
+        for index, tool, future in futures:
+            timeout = self.timeout_of(tool)
+            remaining = None
+            if timeout is not None:
+                batches = 1 + len(futures) // self.limits.max_parallel
+                remaining = max(waited_from + timeout * batches - time.perf_counter(), 0.0)
+            try:
+                replies[index] = future.result(timeout=remaining)
+            except concurrent.futures.TimeoutError:
+                replies[index] = _error(
+                    "timeout", f"{tool.name} did not finish within {timeout:g} s"
+                )
+            except HostAbort as exc:
+                abort = abort or exc
+                replies[index] = _error("host_abort", f"the run was stopped: {exc.cause}")
+        for index, record in enumerate(records):
+            assert record is not None
+            record.duration_s = time.perf_counter() - starts[index]
+            self._finish(ctx, record, replies[index])  # type: ignore[arg-type]
+        if abort is not None:
+            ctx.abort = abort.cause
+        return [reply for reply in replies if reply is not None]

@@ -1,0 +1,87 @@
+"""Resource limits of a run, with defaults that fit batch jobs."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from toolscript.errors import ConfigurationError
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits applied to every run of a :class:`~toolscript.Runtime`.
+
+    Each breach ends the run with its own stable ``error.type`` (in
+    parentheses) and leaves the runtime usable.
+
+    Attributes:
+        wall_time_s: wall-clock time of one run, tool calls included (``timeout``).
+        cpu_time_s: CPU time of one run inside the sandbox (``cpu_limit``);
+            ``None`` means the same as ``wall_time_s``.
+        memory_mb: address space of a sandbox process or container memory
+            (``memory_limit``). Not enforced by the inprocess backend.
+        max_tool_calls: tool calls attempted in one run (``tool_call_limit``).
+        max_output_chars: characters a run may print (``output_limit``).
+        max_result_bytes: size of the final value as JSON (``result_limit``).
+        tool_timeout_s: default timeout of one tool call (a tool's own
+            ``timeout_s`` wins); ``None`` runs tools inline without a timeout,
+            which is faster but lets a hanging tool hang the run.
+        max_parallel: tool calls ``parallel()`` runs at once.
+        max_pids: processes and threads in a container (docker backend).
+        cpus: CPU share of a container (docker backend).
+    """
+
+    wall_time_s: float = 30.0
+    cpu_time_s: float | None = None
+    memory_mb: int = 512
+    max_tool_calls: int = 10_000
+    max_output_chars: int = 100_000
+    max_result_bytes: int = 1_000_000
+    tool_timeout_s: float | None = 30.0
+    max_parallel: int = 16
+    max_pids: int = 64
+    cpus: float = 1.0
+
+    def __post_init__(self) -> None:
+        positive = {
+            "wall_time_s": self.wall_time_s,
+            "memory_mb": self.memory_mb,
+            "max_tool_calls": self.max_tool_calls,
+            "max_output_chars": self.max_output_chars,
+            "max_result_bytes": self.max_result_bytes,
+            "max_parallel": self.max_parallel,
+            "max_pids": self.max_pids,
+            "cpus": self.cpus,
+        }
+        optional = {"cpu_time_s": self.cpu_time_s, "tool_timeout_s": self.tool_timeout_s}
+        for name, value in {**positive, **optional}.items():
+            if value is None and name in optional:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ConfigurationError(f"Limits.{name} must be a positive number, got {value!r}")
+        if self.memory_mb < 64:
+            raise ConfigurationError("Limits.memory_mb must be at least 64 (the interpreter "
+                                     f"itself needs about 40 MiB), got {self.memory_mb}")
+
+    @property
+    def effective_cpu_time_s(self) -> float:
+        """CPU limit of one run (``cpu_time_s`` or else ``wall_time_s``)."""
+        return self.cpu_time_s if self.cpu_time_s is not None else self.wall_time_s
+
+    def with_changes(self, **changes: Any) -> Limits:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The limits as a plain dictionary."""
+        return asdict(self)
+
+    def run_message(self) -> dict[str, Any]:
+        """The per-run limits the sandbox enforces itself."""
+        return {
+            "wall_s": self.wall_time_s,
+            "cpu_s": self.effective_cpu_time_s,
+            "max_output_chars": self.max_output_chars,
+            "max_result_bytes": self.max_result_bytes,
+        }

@@ -1,0 +1,125 @@
+"""What a run returns: :class:`RunResult`, :class:`RunError`, :class:`ToolCallRecord`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunError:
+    """Why a run or a tool call failed.
+
+    ``type`` is a stable string (see README "Error types"); ``message`` says
+    what happened and, where possible, what to do instead; ``details`` holds
+    extra fields such as ``line``, ``column``, ``tool`` or ``exception``.
+    """
+
+    type: str
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def line(self) -> int | None:
+        """The script line the error points at, if known."""
+        line = self.details.get("line")
+        return line if isinstance(line, int) else None
+
+    @classmethod
+    def from_message(cls, data: dict[str, Any]) -> RunError:
+        """Build from a protocol ``error`` object."""
+        details = {k: v for k, v in data.items() if k not in ("type", "message")}
+        return cls(str(data.get("type", "error")), str(data.get("message", "")), details)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {"type": self.type, "message": self.message, **self.details}
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
+
+
+@dataclass(slots=True)
+class ToolCallRecord:
+    """One attempted tool call, as the host saw it (denied and failed ones too).
+
+    Attributes:
+        id: unique within the session (``"c1"``, ``"c2"``, ...).
+        name: the tool name the script used.
+        args: the arguments as received (JSON data).
+        approved: the approval decision, or ``None`` if the call never got
+            that far (unknown tool, invalid arguments, budget exhausted).
+        decided_by: ``"policy"`` (default rules) or ``"hook"``.
+        reason: the reason given with the decision, if any.
+        ok: True if the tool ran and returned a value.
+        value: what the tool returned (JSON data), when ok.
+        error: why the call failed, when not ok.
+        duration_s: time from receipt to reply, in seconds.
+        started_at: UNIX time of receipt.
+        source: ``"script"`` or ``"direct"`` (a classic-mode call).
+    """
+
+    id: str
+    name: str
+    args: Any
+    approved: bool | None = None
+    decided_by: str | None = None
+    reason: str = ""
+    ok: bool = False
+    value: Any = None
+    error: RunError | None = None
+    duration_s: float = 0.0
+    started_at: float = 0.0
+    source: str = "script"
+
+    @property
+    def duration(self) -> float:
+        """Alias of ``duration_s``."""
+        return self.duration_s
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        data = asdict(self)
+        data["error"] = self.error.to_dict() if self.error else None
+        return data
+
+
+@dataclass
+class RunResult:
+    """The outcome of one script run.
+
+    Attributes:
+        ok: True if the script ran to the end.
+        value: JSON value of the script's final bare expression, else ``None``.
+        stdout: what the script printed (capped by ``Limits.max_output_chars``).
+        stdout_truncated: True if the output was cut at the cap.
+        error: ``None``, or a :class:`RunError` with a stable ``type``.
+        tool_calls: one :class:`ToolCallRecord` per attempted call, in order.
+        duration_s: wall time of the run, in seconds.
+        session_restarted: True if the sandbox had to be killed; the session's
+            variables were lost and the next run starts fresh.
+    """
+
+    ok: bool
+    value: Any = None
+    stdout: str = ""
+    stdout_truncated: bool = False
+    error: RunError | None = None
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    duration_s: float = 0.0
+    session_restarted: bool = False
+    run_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (for ``--json`` output and logs)."""
+        return {
+            "ok": self.ok,
+            "value": self.value,
+            "stdout": self.stdout,
+            "stdout_truncated": self.stdout_truncated,
+            "error": self.error.to_dict() if self.error else None,
+            "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "duration_s": self.duration_s,
+            "session_restarted": self.session_restarted,
+            "run_id": self.run_id,
+        }

@@ -1,0 +1,242 @@
+"""A session: one sandbox, a persistent namespace, and the host-side policy.
+
+:meth:`Session.run` sends a script to the sandbox and serves the tool calls
+it makes through the runtime's :class:`~toolscript.runtime.dispatch.Dispatcher`
+until the result arrives. If the sandbox dies or overruns its wall clock it
+is killed and replaced on the next run (the result says so: its variables are
+gone). Sessions are not shared between threads: one run at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from toolscript.errors import ProtocolError
+
+from .backends.base import SandboxDied, SandboxHandle, SandboxSpec
+from .backends.inprocess import InprocessSandbox
+from .dispatch import RunContext
+from .results import RunError, RunResult, ToolCallRecord
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+HARD_KILL_GRACE_S = 2.0
+"""How long after its wall-clock limit a sandbox may take to stop by itself."""
+
+_DEATH_MESSAGES = {
+    "memory_limit": "the sandbox ran out of memory (limit {memory} MiB) and was stopped",
+    "cpu_limit": "the sandbox exceeded its CPU time limit and was stopped",
+    "pids_limit": "the sandbox hit its process/thread limit and was stopped",
+    "killed": "the sandbox was stopped",
+    "protocol_error": "the sandbox broke the wire protocol and was stopped",
+}
+
+
+class Session:
+    """Runs scripts in one sandbox whose variables persist between runs."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.id = uuid.uuid4().hex[:12]
+        self._runs = itertools.count(1)
+        self._lock = threading.Lock()
+        self._handle: SandboxHandle | None = None
+        self._inprocess: InprocessSandbox | None = None
+        self._closed = False
+
+    # --- lifecycle ------------------------------------------------------------------
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the sandbox. Idempotent."""
+        self._closed = True
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            handle.close()
+        self._inprocess = None
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
+    def _configure_message(self, apply_process_limits: bool) -> dict[str, Any]:
+        limits = self.runtime.limits
+        return {
+            "type": "configure",
+            "tools": self.runtime.registry.describe_for_sandbox(),
+            "modules": list(self.runtime.modules),
+            "process_limits": {
+                "apply": apply_process_limits,
+                "memory_bytes": limits.memory_mb * 1024 * 1024,
+                "cpu_s_per_run": limits.effective_cpu_time_s,
+            },
+        }
+
+    def _ensure_sandbox(self) -> None:
+        if self._closed:
+            raise RuntimeError("this session is closed")
+        if self.runtime.backend_name == "inprocess":
+            if self._inprocess is None:
+                sandbox = InprocessSandbox()
+                sandbox.handle(self._configure_message(apply_process_limits=False))
+                self._inprocess = sandbox
+            return
+        if self._handle is not None and self._handle.is_alive():
+            return
+        if self._handle is not None:
+            self._handle.kill()
+            self._handle = None
+        handle = self.runtime.acquire_sandbox(
+            SandboxSpec(limits=self.runtime.limits), self._configure_message(True)
+        )
+        self._handle = handle
+
+    def restart(self) -> None:
+        """Kill the sandbox; the next run starts a fresh one (variables are lost)."""
+        if self._handle is not None:
+            self._handle.kill()
+            self._handle = None
+        self._inprocess = None
+
+    def reset(self) -> None:
+        """Forget every variable the scripts of this session defined."""
+        with self._lock:
+            if self._inprocess is not None:
+                self._inprocess.handle({"type": "reset"})
+            elif self._handle is not None and self._handle.is_alive():
+                self._handle.send({"type": "reset"})
+                self._expect(self._handle.recv(10.0), "reset_done")
+
+    # --- runs -----------------------------------------------------------------------
+    def run(self, code: str) -> RunResult:
+        """Run one script in this session's namespace and return its result."""
+        if not isinstance(code, str):
+            raise TypeError(f"code must be a str, got {type(code).__name__}")
+        with self._lock:
+            run_id = f"{self.id}-{next(self._runs)}"
+            ctx = RunContext(run_id, self.id, self.runtime.limits.max_tool_calls)
+            started = time.perf_counter()
+            self._ensure_sandbox()
+            if self._inprocess is not None:
+                message, restarted = self._run_inprocess(code, ctx), False
+            else:
+                message, restarted = self._run_remote(code, ctx)
+            if ctx.abort is not None:
+                raise ctx.abort
+            error = message.get("error")
+            return RunResult(
+                ok=bool(message.get("ok")) and error is None,
+                value=message.get("value"),
+                stdout=str(message.get("stdout") or ""),
+                stdout_truncated=bool(message.get("stdout_truncated")),
+                error=RunError.from_message(error) if error else None,
+                tool_calls=ctx.records,
+                duration_s=time.perf_counter() - started,
+                session_restarted=restarted,
+                run_id=run_id,
+            )
+
+    def _run_inprocess(self, code: str, ctx: RunContext) -> dict[str, Any]:
+        sandbox = self._inprocess
+        assert sandbox is not None
+        dispatcher = self.runtime.dispatcher
+        sandbox.link.call_one = lambda tool, args: dispatcher.call(ctx, tool, args)
+        sandbox.link.call_several = lambda calls: dispatcher.call_many(ctx, calls)
+        try:
+            reply = sandbox.handle({"type": "run", "id": 1, "code": code,
+                                    "limits": self.runtime.limits.run_message()})
+        finally:
+            sandbox.link.call_one = None
+            sandbox.link.call_several = None
+        assert reply is not None
+        return reply
+
+    def _run_remote(self, code: str, ctx: RunContext) -> tuple[dict[str, Any], bool]:
+        handle = self._handle
+        assert handle is not None
+        limits = self.runtime.limits
+        dispatcher = self.runtime.dispatcher
+        deadline = time.monotonic() + limits.wall_time_s + HARD_KILL_GRACE_S
+        try:
+            handle.send({"type": "run", "id": 1, "code": code, "limits": limits.run_message()})
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError
+                message = handle.recv(remaining)
+                kind = message.get("type")
+                if kind == "call":
+                    reply = dispatcher.call(ctx, message.get("tool"), message.get("args"))
+                    handle.send({"type": "reply", "id": message.get("id"), **reply})
+                elif kind == "call_many":
+                    calls = [(c.get("tool"), c.get("args")) for c in message.get("calls") or []
+                             if isinstance(c, dict)]
+                    replies = dispatcher.call_many(ctx, calls)
+                    handle.send({"type": "reply", "id": message.get("id"), "results": replies})
+                elif kind == "result":
+                    return message, False
+                else:
+                    raise ProtocolError(f"unexpected message {kind!r} from the sandbox")
+        except TimeoutError:
+            self.restart()
+            return self._failure(
+                "timeout",
+                f"the script exceeded its wall-clock limit of {limits.wall_time_s:g} s and the "
+                "sandbox was stopped; variables from earlier runs of this session are lost",
+            ), True
+        except SandboxDied as exc:
+            reason = exc.reason or handle.death_reason() or "sandbox_crashed"
+            self.restart()
+            template = _DEATH_MESSAGES.get(reason, "the sandbox stopped unexpectedly ({detail})")
+            text = template.format(memory=limits.memory_mb, detail=exc.detail or reason)
+            return self._failure(
+                reason if reason in _DEATH_MESSAGES and reason != "killed" else "sandbox_crashed",
+                text + "; variables from earlier runs of this session are lost",
+            ), True
+        except ProtocolError as exc:
+            self.restart()
+            return self._failure("protocol_error", str(exc)), True
+
+    @staticmethod
+    def _failure(error_type: str, message: str) -> dict[str, Any]:
+        return {"ok": False, "value": None, "stdout": "", "stdout_truncated": False,
+                "error": {"type": error_type, "message": message}}
+
+    @staticmethod
+    def _expect(message: dict[str, Any], kind: str) -> None:
+        if message.get("type") != kind:
+            raise ProtocolError(f"expected {kind!r} from the sandbox, got {message.get('type')!r}")
+
+    # --- direct (classic) calls ------------------------------------------------------
+    def call_tool(self, name: str, args: Any) -> ToolCallRecord:
+        """Run one tool call directly (classic function calling), through the same
+        validation, approval, timeout and audit as calls from scripts.
+
+        ``args`` may be a dict or a JSON string; invalid JSON, unknown tools and
+        schema violations come back as a record with ``ok=False``.
+        """
+        ctx = RunContext(f"{self.id}-direct", self.id, self.runtime.limits.max_tool_calls)
+        self.runtime.dispatcher.call(ctx, name, args, source="direct")
+        if ctx.abort is not None:
+            raise ctx.abort
+        return ctx.records[0]
+
+    def call_tools(self, calls: Sequence[tuple[str, Any]]) -> list[ToolCallRecord]:
+        """Several direct calls: read-only ones concurrently, writes serially in
+        order; records come back in call order."""
+        ctx = RunContext(f"{self.id}-direct", self.id, self.runtime.limits.max_tool_calls)
+        self.runtime.dispatcher.call_many(ctx, list(calls), source="direct")
+        if ctx.abort is not None:
+            raise ctx.abort
+        return list(ctx.records)

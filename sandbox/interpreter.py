@@ -1,0 +1,258 @@
+"""The restricted interpreter: one namespace, many runs.
+
+``Interpreter.run(code, limits)`` compiles the script with the sandbox policy,
+executes it in the persistent namespace, evaluates a final bare expression
+once, captures printed output, and returns a result dictionary (the body of
+the protocol's ``result`` message). Nothing raised by the script escapes:
+every failure becomes an ``error`` object with a stable ``type``.
+"""
+
+from __future__ import annotations
+
+import decimal
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from . import watchdog
+from .builtins import make_builtins
+from .codec import NotJSONData, json_size, to_json_data
+from .guards import AbortState, Guards, SandboxAbort
+from .modules import DEFAULT_MODULES, ModuleTable
+from .policy import PolicyViolation, SyntaxProblem, compile_script
+from .toolcalls import SCRIPT_EXCEPTIONS, HostLink, ToolCaller, ToolError, ToolStub
+
+SCRIPT_FILENAME = "<script>"
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """Per-run limits enforced inside the sandbox."""
+
+    wall_s: float | None = 30.0
+    cpu_s: float | None = None
+    max_output_chars: int = 1_000_000
+    max_result_bytes: int = 10_000_000
+
+    @classmethod
+    def from_message(cls, data: dict[str, Any] | None) -> RunLimits:
+        """Read limits from a protocol message (missing keys keep defaults)."""
+        data = data or {}
+        fields = {k: data[k] for k in ("wall_s", "cpu_s", "max_output_chars",
+                                       "max_result_bytes") if k in data}
+        return cls(**fields)
+
+
+class OutputBuffer:
+    """Captured ``print`` output with a byte cap."""
+
+    def __init__(self, abort: AbortState) -> None:
+        self._abort = abort
+        self.parts: list[str] = []
+        self.size = 0
+        self.limit = 1_000_000
+        self.truncated = False
+
+    def reset(self, limit: int) -> None:
+        """Empty the buffer for a new run."""
+        self.parts = []
+        self.size = 0
+        self.limit = limit
+        self.truncated = False
+
+    def print(self, *values: Any, sep: Any = " ", end: Any = "\n", file: Any = None,
+              flush: bool = False) -> None:
+        """The sandbox's ``print``."""
+        if file is not None:
+            raise TypeError("print(file=...) is not available: output always goes to stdout")
+        if sep is None:
+            sep = " "
+        if end is None:
+            end = "\n"
+        if type(sep) is not str or type(end) is not str:
+            raise TypeError("sep and end must be strings")
+        text = sep.join([str(value) for value in values]) + end
+        self._abort.raise_if_set()
+        size = len(text)
+        if self.size + size > self.limit:
+            room = max(self.limit - self.size, 0)
+            self.parts.append(text[:room])
+            self.size = self.limit
+            self.truncated = True
+            message = f"printed output exceeded the limit of {self.limit} characters"
+            self._abort.set("output_limit", message)
+            raise SandboxAbort("output_limit", message)
+        self.parts.append(text)
+        self.size += size
+
+    def text(self) -> str:
+        """Everything printed in this run."""
+        return "".join(self.parts)
+
+
+class Interpreter:
+    """A restricted interpreter with a persistent namespace and tool stubs."""
+
+    def __init__(
+        self,
+        link: HostLink,
+        tools: list[dict[str, Any]] | None = None,
+        modules: list[str] | tuple[str, ...] | None = None,
+    ) -> None:
+        self.abort = AbortState()
+        self.output = OutputBuffer(self.abort)
+        self.caller = ToolCaller(link, self.abort)
+        self.allowed_modules = frozenset(DEFAULT_MODULES if modules is None else modules)
+        self.tools = list(tools or [])
+        self.namespace: dict[str, Any] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every variable, function and class the scripts defined."""
+        self.namespace.clear()
+        guards = Guards(self.namespace, self.abort)
+        self.guards = guards
+        self.modules = ModuleTable(self.allowed_modules, guards)
+        builtins = make_builtins(guards, self.output.print, self.modules.import_)
+        builtins.update(SCRIPT_EXCEPTIONS)
+        builtins["parallel"] = self.caller.parallel
+        for spec in self.tools:
+            params = [p["name"] for p in spec.get("params", [])
+                      if p.get("kind", "positional_or_keyword") != "keyword_only"]
+            builtins[spec["name"]] = ToolStub(
+                spec["name"], params, bool(spec.get("read_only")), str(spec.get("doc", "")),
+                self.caller.call,
+            )
+        self.namespace.update(
+            {
+                "__builtins__": builtins,
+                "__name__": "__sandbox__",
+                "_getattr_": guards.getattr,
+                "_write_": guards.write,
+                "_write_private_": guards.write_private,
+                "_pow_": guards.pow,
+                "_lshift_": guards.lshift,
+                "_check_abort_": guards.check_abort,
+            }
+        )
+
+    def run(self, code: str, limits: RunLimits | None = None) -> dict[str, Any]:
+        """Run one script; return ``{ok, value, stdout, stdout_truncated, error}``."""
+        limits = limits or RunLimits()
+        self.abort.clear()
+        self.output.reset(limits.max_output_chars)
+        try:
+            compiled = compile_script(code, self.allowed_modules, SCRIPT_FILENAME)
+        except SyntaxProblem as exc:
+            return self._result(error={
+                "type": "syntax_error",
+                "message": f"SyntaxError: {exc.message} (line {exc.line}, column {exc.column})",
+                "line": exc.line, "column": exc.column, "text": exc.text,
+            })
+        except PolicyViolation as exc:
+            return self._result(error={
+                "type": "policy_error",
+                "message": "The sandbox refused this script: " + "; ".join(exc.errors),
+                "details": exc.errors, "retryable": True,
+            })
+
+        token = watchdog.arm(self.abort, limits.wall_s, limits.cpu_s)
+        try:
+            outcome = self._execute(compiled, limits)
+        except SandboxAbort as exc:
+            outcome = self._abort_error(exc)
+        finally:
+            watchdog.disarm(token)
+        return outcome
+
+    def _execute(self, compiled: Any, limits: RunLimits) -> dict[str, Any]:
+        value: Any = None
+        try:
+            with decimal.localcontext():
+                exec(compiled.body, self.namespace)
+                if compiled.final_expression is not None:
+                    value = eval(compiled.final_expression, self.namespace)
+                self.abort.raise_if_set()
+                if value is None:
+                    return self._result(value=None)
+                try:
+                    data = to_json_data(value)
+                except NotJSONData as exc:
+                    return self._result(error={
+                        "type": "unserializable_value",
+                        "message": "The final expression must be JSON data (dict, list, str, "
+                        "int, float, bool or None); "
+                        f"got {type(value).__name__}: {exc}. Convert it, e.g. with list(...), "
+                        "dict(...) or dataclasses.asdict(...).",
+                    })
+                size = json_size(data)
+                if size > limits.max_result_bytes:
+                    return self._result(error={
+                        "type": "result_limit",
+                        "message": f"the final value is {size} bytes of JSON; the limit is "
+                        f"{limits.max_result_bytes}. Return a summary instead.",
+                    })
+                return self._result(value=data)
+        except SandboxAbort:
+            raise
+        except ToolError as exc:
+            return self._result(error={
+                "type": "tool_error",
+                "message": f"{type(exc).__name__}: {exc.message}",
+                "tool": exc.tool, "tool_error_type": exc.type, "line": _script_line(exc),
+            })
+        except RecursionError as exc:
+            return self._result(error={
+                "type": "recursion_limit", "message": f"RecursionError: {exc}",
+                "line": _script_line(exc),
+            })
+        except MemoryError as exc:
+            return self._result(error={
+                "type": "memory_limit",
+                "message": f"MemoryError: the script ran out of memory {exc}".strip(),
+                "line": _script_line(exc),
+            })
+        except Exception as exc:
+            line = _script_line(exc)
+            where = f" (line {line})" if line else ""
+            return self._result(error={
+                "type": "script_error",
+                "message": f"{_type_name(exc)}: {exc}{where}",
+                "exception": _type_name(exc), "line": line,
+            })
+
+    def _abort_error(self, exc: SandboxAbort) -> dict[str, Any]:
+        error_type = self.abort.error_type or exc.error_type
+        message = self.abort.message or exc.message
+        return self._result(error={"type": error_type, "message": message})
+
+    def _result(self, value: Any = None, error: dict[str, Any] | None = None) -> dict[str, Any]:
+        if error is not None:
+            error = {k: v for k, v in error.items() if v is not None}
+        return {
+            "ok": error is None,
+            "value": value if error is None else None,
+            "stdout": self.output.text(),
+            "stdout_truncated": self.output.truncated,
+            "error": error,
+        }
+
+
+def _type_name(obj: Any) -> str:
+    kind = obj if isinstance(obj, type) else type(obj)
+    return kind.__name__
+
+
+def _script_line(exc: BaseException) -> int | None:
+    """The innermost line of the script in the exception's traceback."""
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == SCRIPT_FILENAME:
+            line = lineno
+    return line
+
+
+def set_recursion_limit(limit: int) -> None:
+    """Set the interpreter's recursion limit (used by the process server)."""
+    sys.setrecursionlimit(limit)

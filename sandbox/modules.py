@@ -1,0 +1,171 @@
+"""Curated facades of the modules a script may import.
+
+A script never receives a real module object: ``dataclasses.sys``,
+``typing.sys``, ``statistics.sys``, ``random._os`` and friends would hand it
+the interpreter. Each facade is a read-only namespace built from an explicit
+list of public members; members that evaluate strings as code
+(``typing.get_type_hints``, ``functools.singledispatch``) or reach shared
+state (the global ``random`` generator) are left out or replaced.
+"""
+
+from __future__ import annotations
+
+import importlib
+import operator as _operator
+import random as _random
+from collections.abc import Callable
+from typing import Any
+
+from .guards import Guards, ModuleFacade
+
+DEFAULT_MODULES: tuple[str, ...] = (
+    "math", "statistics", "json", "re", "datetime", "collections", "collections.abc",
+    "itertools", "functools", "dataclasses", "typing", "string", "decimal", "fractions",
+    "random", "operator", "textwrap",
+)
+"""Modules a script may import unless the runtime is configured otherwise."""
+
+OPTIONAL_MODULES: tuple[str, ...] = ("copy", "enum", "bisect", "heapq", "calendar")
+"""Further modules with facades that a runtime may allow."""
+
+_EXCLUDED: dict[str, frozenset[str]] = {
+    "functools": frozenset({"singledispatch", "singledispatchmethod"}),
+    "dataclasses": frozenset({"make_dataclass"}),
+    "string": frozenset({"Formatter"}),
+    "re": frozenset({"template", "purge"}),
+    "json": frozenset({"load", "dump"}),
+    "calendar": frozenset({"main", "TextCalendar", "HTMLCalendar", "LocaleTextCalendar",
+                           "LocaleHTMLCalendar", "setfirstweekday", "prcal", "prmonth"}),
+}
+
+_TYPING_MEMBERS = (
+    "Any", "Optional", "Union", "List", "Dict", "Tuple", "Set", "FrozenSet", "Iterable",
+    "Iterator", "Sequence", "Mapping", "MutableMapping", "MutableSequence", "Callable",
+    "Generator", "NamedTuple", "TypedDict", "Literal", "Final", "ClassVar", "TypeVar",
+    "Generic", "Protocol", "cast", "NotRequired", "Required", "Annotated", "Type",
+    "DefaultDict", "Counter", "Deque", "OrderedDict", "Hashable", "Sized", "Collection",
+    "Container", "Self", "TYPE_CHECKING", "get_args", "get_origin", "NoReturn", "Never",
+    "TypeAlias", "AbstractSet", "SupportsInt", "SupportsFloat", "Reversible", "overload",
+    "final", "runtime_checkable",
+)
+_MATH_LIKE = ("math", "itertools", "bisect", "heapq")
+
+
+def _public_members(module: Any, name: str) -> dict[str, Any]:
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n in dir(module) if not n.startswith("_")]
+    excluded = _EXCLUDED.get(name, frozenset())
+    members = {}
+    for member in names:
+        if member in excluded or member.startswith("_"):
+            continue
+        value = getattr(module, member, None)
+        if value is None and member != "TYPE_CHECKING":
+            continue
+        if type(value).__name__ == "module":
+            continue
+        members[member] = value
+    return members
+
+
+def _random_members() -> dict[str, Any]:
+    generator = _random.Random()
+    members: dict[str, Any] = {"Random": _random.Random}
+    for name in (
+        "random", "randint", "randrange", "choice", "choices", "shuffle", "sample",
+        "uniform", "gauss", "normalvariate", "lognormvariate", "expovariate",
+        "triangular", "betavariate", "gammavariate", "paretovariate", "vonmisesvariate",
+        "weibullvariate", "getrandbits", "seed", "randbytes",
+    ):
+        members[name] = getattr(generator, name)
+    return members
+
+
+def _operator_members(guards: Guards) -> dict[str, Any]:
+    members = _public_members(_operator, "operator")
+
+    def attrgetter(*names: str) -> Callable[[Any], Any]:
+        for dotted in names:
+            if type(dotted) is not str:
+                raise TypeError("attribute name must be a string")
+            for part in dotted.split("."):
+                guards.check_name(part)
+        paths = [name.split(".") for name in names]
+
+        def resolve(obj: Any, path: list[str]) -> Any:
+            for part in path:
+                obj = guards.dynamic_getattr(obj, part)
+            return obj
+
+        if len(paths) == 1:
+            return lambda obj: resolve(obj, paths[0])
+        return lambda obj: tuple(resolve(obj, path) for path in paths)
+
+    def methodcaller(name: str, /, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        if type(name) is not str:
+            raise TypeError("method name must be a string")
+        guards.check_name(name)
+        return lambda obj: guards.dynamic_getattr(obj, name)(*args, **kwargs)
+
+    members["attrgetter"] = attrgetter
+    members["methodcaller"] = methodcaller
+    return members
+
+
+def build_facade(name: str, guards: Guards) -> ModuleFacade:
+    """Build the facade for one allowed module name."""
+    if name == "random":
+        return ModuleFacade(name, _random_members())
+    if name == "operator":
+        return ModuleFacade(name, _operator_members(guards))
+    module = importlib.import_module(name)
+    if name == "typing":
+        members = {m: getattr(module, m) for m in _TYPING_MEMBERS if hasattr(module, m)}
+        return ModuleFacade(name, members)
+    return ModuleFacade(name, _public_members(module, name))
+
+
+class ModuleTable:
+    """The facades of one interpreter, built lazily on first import."""
+
+    def __init__(self, allowed: frozenset[str], guards: Guards) -> None:
+        unknown = allowed - set(DEFAULT_MODULES) - set(OPTIONAL_MODULES)
+        if unknown:
+            raise ValueError(f"no sandbox facade for module(s): {', '.join(sorted(unknown))}")
+        self.allowed = allowed
+        self._guards = guards
+        self._facades: dict[str, ModuleFacade] = {}
+
+    def get(self, name: str) -> ModuleFacade:
+        """The facade for ``name`` (``ImportError`` if it is not allowed)."""
+        facade = self._facades.get(name)
+        if facade is not None:
+            return facade
+        if name not in self.allowed:
+            raise ImportError(f"module {name!r} is not available in the sandbox")
+        facade = build_facade(name, self._guards)
+        self._facades[name] = facade
+        return facade
+
+    def import_(
+        self,
+        name: str,
+        globals: Any = None,
+        locals: Any = None,
+        fromlist: Any = (),
+        level: int = 0,
+    ) -> ModuleFacade:
+        """``__import__`` for the sandbox: facades only, no relative imports."""
+        if level:
+            raise ImportError("relative imports are not available in the sandbox")
+        if fromlist:
+            return self.get(name)
+        top = name.split(".")[0]
+        facade = self.get(top)
+        if name != top:
+            self.get(name)
+            child = name.split(".", 1)[1]
+            if child == "abc" and top == "collections":
+                object.__setattr__(facade, "abc", self.get(name))
+        return facade

@@ -1,0 +1,214 @@
+"""Tool stubs inside the sandbox: a call becomes a message to the host.
+
+A tool name in a script is a :class:`ToolStub`. Calling it binds the
+arguments to the tool's parameter names, sends ``{tool, args}`` through the
+:class:`HostLink` and blocks for the reply: JSON data on success, a
+:class:`ToolError` (catchable by the script) on failure. ``parallel`` sends
+several calls at once; the host runs read-only ones concurrently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from .guards import AbortState, SandboxAbort
+
+
+class HostLink(Protocol):
+    """How the sandbox reaches the host: one call, or many at once."""
+
+    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Send one call; return the reply message (``ok`` + ``value`` or ``error``)."""
+        ...
+
+    def call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Send several calls; return one reply per call, in order."""
+        ...
+
+
+class ToolError(Exception):
+    """A tool call failed. ``tool`` names the tool, ``type`` is a stable error
+    type (``invalid_arguments``, ``denied``, ``timeout``, ``tool_exception``,
+    ``unknown_tool``, ...) and ``message`` says what happened."""
+
+    def __init__(self, message: str, tool: str = "", type: str = "tool_error", **details: Any):
+        super().__init__(message)
+        self.message = message
+        self.tool = tool
+        self.type = type
+        self.details = details
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ToolArgumentError(ToolError, TypeError):
+    """The arguments do not match the tool's parameters."""
+
+
+class ToolDenied(ToolError, PermissionError):
+    """The approval policy refused the call."""
+
+
+class ToolNotFound(ToolError, NameError):
+    """No tool of that name is available."""
+
+
+class ToolTimeout(ToolError, TimeoutError):
+    """The tool did not finish within its timeout."""
+
+
+_ERROR_CLASSES: dict[str, type[ToolError]] = {
+    "invalid_arguments": ToolArgumentError,
+    "invalid_json": ToolArgumentError,
+    "denied": ToolDenied,
+    "unknown_tool": ToolNotFound,
+    "timeout": ToolTimeout,
+}
+
+SCRIPT_EXCEPTIONS = {
+    "ToolError": ToolError,
+    "ToolArgumentError": ToolArgumentError,
+    "ToolDenied": ToolDenied,
+    "ToolNotFound": ToolNotFound,
+    "ToolTimeout": ToolTimeout,
+}
+"""Exception classes scripts can catch, by their builtin names."""
+
+LIMIT_ERRORS = frozenset({"tool_call_limit", "host_abort"})
+"""Reply error types that end the whole run instead of raising in the script."""
+
+
+def error_from_reply(tool: str, error: dict[str, Any]) -> ToolError:
+    """Turn a reply's ``error`` object into the matching :class:`ToolError`."""
+    error_type = str(error.get("type", "tool_error"))
+    message = str(error.get("message", "tool call failed"))
+    cls = _ERROR_CLASSES.get(error_type, ToolError)
+    details = {k: v for k, v in error.items() if k not in ("type", "message")}
+    return cls(message, tool=tool, type=error_type, **details)
+
+
+class ToolStub:
+    """The callable a script sees for one tool."""
+
+    def __init__(
+        self,
+        name: str,
+        positional: Sequence[str],
+        read_only: bool,
+        doc: str,
+        call_host: Callable[[str, dict[str, Any]], Any],
+    ) -> None:
+        self._name = name
+        self._positional = tuple(positional)
+        self._read_only = read_only
+        self._call_host = call_host
+        self.__doc__ = doc
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self._name
+
+    @property
+    def read_only(self) -> bool:
+        """True if the tool only reads (it may run concurrently in ``parallel``)."""
+        return self._read_only
+
+    def bind(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Map positional and keyword arguments onto parameter names."""
+        if len(args) > len(self._positional):
+            raise ToolArgumentError(
+                f"{self._name}() takes {len(self._positional)} positional argument(s) but "
+                f"{len(args)} were given",
+                tool=self._name,
+                type="invalid_arguments",
+            )
+        bound = dict(zip(self._positional, args, strict=False))
+        for key, value in kwargs.items():
+            if key in bound:
+                raise ToolArgumentError(
+                    f"{self._name}() got multiple values for argument {key!r}",
+                    tool=self._name,
+                    type="invalid_arguments",
+                )
+            bound[key] = value
+        return bound
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call_host(self._name, self.bind(args, kwargs))
+
+    def __repr__(self) -> str:
+        return f"<tool {self._name}>"
+
+
+class ToolCaller:
+    """Sends tool calls for one interpreter and turns replies into values or errors."""
+
+    def __init__(self, link: HostLink, abort: AbortState) -> None:
+        self.link = link
+        self.abort = abort
+
+    def call(self, tool: str, args: dict[str, Any]) -> Any:
+        """One call: the value, or raise the reply's error."""
+        self.abort.raise_if_set()
+        reply = self.link.call(tool, args)
+        self.abort.raise_if_set()
+        if reply.get("ok"):
+            return reply.get("value")
+        raise self._failure(tool, reply.get("error") or {})
+
+    def _failure(self, tool: str, error: dict[str, Any]) -> BaseException:
+        error_type = str(error.get("type", ""))
+        if error_type in LIMIT_ERRORS:
+            self.abort.set(error_type, str(error.get("message", error_type)))
+            return SandboxAbort(error_type, str(error.get("message", error_type)))
+        return error_from_reply(tool, error)
+
+    def parallel(self, calls: Any, arguments: Any = None, *, return_exceptions: bool = False) -> Any:
+        """``parallel(calls)`` / ``parallel(tool, [args, ...])``: see :func:`make_parallel`."""
+        requests = _normalize_parallel(calls, arguments)
+        if not requests:
+            return []
+        self.abort.raise_if_set()
+        replies = self.link.call_many([{"tool": t, "args": a} for t, a in requests])
+        self.abort.raise_if_set()
+        results: list[Any] = []
+        for (tool, _args), reply in zip(requests, replies, strict=True):
+            if reply.get("ok"):
+                results.append(reply.get("value"))
+                continue
+            failure = self._failure(tool, reply.get("error") or {})
+            if isinstance(failure, SandboxAbort) or not return_exceptions:
+                raise failure
+            results.append(failure)
+        return results
+
+
+def _normalize_parallel(calls: Any, arguments: Any) -> list[tuple[str, dict[str, Any]]]:
+    if isinstance(calls, ToolStub):
+        if arguments is None:
+            raise TypeError("parallel(tool, arguments): give a list of argument dicts or tuples")
+        return [_bind_item(calls, item) for item in arguments]
+    if arguments is not None:
+        raise TypeError("parallel(calls): give either a list of (tool, args) pairs, or a tool "
+                        "and a list of argument dicts")
+    requests = []
+    for item in calls:
+        if not isinstance(item, (tuple, list)) or len(item) not in (1, 2):
+            raise TypeError("parallel(calls): each call is a (tool, args) pair, e.g. "
+                            "(get_weather, {'city': 'Paris'})")
+        stub = item[0]
+        if not isinstance(stub, ToolStub):
+            raise TypeError(f"parallel(calls): {stub!r} is not a tool")
+        requests.append(_bind_item(stub, item[1] if len(item) == 2 else {}))
+    return requests
+
+
+def _bind_item(stub: ToolStub, item: Any) -> tuple[str, dict[str, Any]]:
+    if isinstance(item, dict):
+        return stub.name, stub.bind((), item)
+    if isinstance(item, (tuple, list)):
+        return stub.name, stub.bind(tuple(item), {})
+    return stub.name, stub.bind((item,), {})

@@ -1,0 +1,152 @@
+"""Ends a run that exceeds its wall-clock or CPU time, from another thread.
+
+One daemon thread per process watches the armed runs. When a run is over its
+limit, the watchdog records the reason in the run's :class:`AbortState` and
+raises :class:`SandboxAbort` asynchronously in the running thread
+(``PyThreadState_SetAsyncExc``), repeating until the run ends, because a
+script may catch it or be inside a long C call. Process backends also have a
+host-side hard kill behind this; the inprocess backend has only this.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .guards import AbortState, SandboxAbort
+
+_set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+_set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
+_clear_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(
+    ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
+)
+_POLL_S = 0.02
+_REPEAT_S = 0.05
+
+
+@dataclass
+class _Watch:
+    thread_id: int
+    abort: AbortState
+    deadline: float | None
+    cpu_clock: int | None
+    cpu_limit_s: float | None
+    cpu_start: float = 0.0
+    fired_at: float | None = None
+    active: bool = True
+    injected: bool = field(default=False)
+
+
+class Watchdog:
+    """Process-wide watcher of armed runs."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._watches: list[_Watch] = []
+        self._thread: threading.Thread | None = None
+
+    def arm(
+        self, abort: AbortState, wall_s: float | None, cpu_s: float | None
+    ) -> _Watch:
+        """Start watching the calling thread; return a token for :meth:`disarm`."""
+        thread_id = threading.get_ident()
+        cpu_clock = None
+        cpu_start = 0.0
+        if cpu_s is not None:
+            try:
+                cpu_clock = time.pthread_getcpuclockid(thread_id)
+                cpu_start = time.clock_gettime(cpu_clock)
+            except (AttributeError, OSError):
+                cpu_clock = None
+        deadline = time.monotonic() + wall_s if wall_s is not None else None
+        watch = _Watch(thread_id, abort, deadline, cpu_clock, cpu_s, cpu_start)
+        with self._lock:
+            self._watches.append(watch)
+            self._ensure_thread()
+            self._wake.notify()
+        return watch
+
+    def disarm(self, watch: _Watch) -> None:
+        """Stop watching; clears an abort still pending in the calling thread."""
+        with self._lock:
+            watch.active = False
+            if watch in self._watches:
+                self._watches.remove(watch)
+            if watch.injected:
+                _clear_async_exc(watch.thread_id, None)
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._loop, name="toolscript-watchdog",
+                                            daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        with self._lock:
+            while True:
+                if not self._watches:
+                    self._wake.wait()
+                    continue
+                now = time.monotonic()
+                for watch in list(self._watches):
+                    self._check(watch, now)
+                self._wake.wait(timeout=self._next_wait(now))
+
+    def _next_wait(self, now: float) -> float:
+        wait = _POLL_S * 5
+        for watch in self._watches:
+            if watch.fired_at is not None:
+                wait = min(wait, _REPEAT_S)
+            elif watch.cpu_clock is not None:
+                wait = min(wait, _POLL_S)
+            if watch.deadline is not None:
+                wait = min(wait, max(watch.deadline - now, 0.001))
+        return wait
+
+    def _check(self, watch: _Watch, now: float) -> None:
+        if watch.fired_at is not None:
+            if now - watch.fired_at >= _REPEAT_S:
+                self._inject(watch, now)
+            return
+        if watch.deadline is not None and now >= watch.deadline:
+            watch.abort.set("timeout", "the script exceeded its wall-clock time limit")
+            self._inject(watch, now)
+            return
+        if watch.cpu_clock is not None and watch.cpu_limit_s is not None:
+            try:
+                used = time.clock_gettime(watch.cpu_clock) - watch.cpu_start
+            except OSError:
+                return
+            if used >= watch.cpu_limit_s:
+                watch.abort.set("cpu_limit", "the script exceeded its CPU time limit")
+                self._inject(watch, now)
+
+    def _inject(self, watch: _Watch, now: float) -> None:
+        if not watch.active:
+            return
+        watch.fired_at = now
+        watch.injected = True
+        _set_async_exc(watch.thread_id, SandboxAbort)
+
+
+WATCHDOG = Watchdog()
+"""The process's watchdog."""
+
+
+def arm(abort: AbortState, wall_s: float | None, cpu_s: float | None) -> Any:
+    """Arm the process watchdog for the calling thread."""
+    return WATCHDOG.arm(abort, wall_s, cpu_s)
+
+
+def disarm(token: Any) -> None:
+    """Disarm a token from :func:`arm`, even if an abort arrives meanwhile."""
+    while True:
+        try:
+            WATCHDOG.disarm(token)
+            return
+        except SandboxAbort:
+            continue
