@@ -51,6 +51,13 @@ _TYPING_MEMBERS = (
 _MATH_LIKE = ("math", "itertools", "bisect", "heapq")
 
 
+INTERNAL_IMPORTS = frozenset({"time", "_strptime"})
+"""Modules the standard library's C code imports through the caller's
+``__import__`` (``datetime.strftime`` needs ``time``, ``strptime`` needs
+``_strptime``). Import statements in scripts cannot name them: the policy
+refuses them at compile time, and scripts cannot call ``__import__``."""
+
+
 def _public_members(module: Any, name: str) -> dict[str, Any]:
     names = getattr(module, "__all__", None)
     if names is None:
@@ -159,6 +166,8 @@ class ModuleTable:
         """``__import__`` for the sandbox: facades only, no relative imports."""
         if level:
             raise ImportError("relative imports are not available in the sandbox")
+        if name in INTERNAL_IMPORTS and name not in self.allowed:
+            return importlib.import_module(name)  # type: ignore[return-value]
         if fromlist:
             return self.get(name)
         top = name.split(".")[0]
