@@ -1,0 +1,33 @@
+"""Helpers shared by the agent tests (a uniquely named module: ``conftest`` is ambiguous)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+import openai
+import sample_tools
+from fakes.model_server import FakeModelServer
+
+from toolscript import Runtime
+
+__all__ = ["OPEN_RUNTIMES", "Runtime", "client_for", "make_runtime"]
+
+#: Runtimes made by :func:`make_runtime`; closed after each test by conftest.
+OPEN_RUNTIMES: list[Any] = []
+
+
+def make_runtime(backend: str = "inprocess", tools: Any = None, **kwargs: Any) -> Runtime:
+    """A real Runtime (over the sample tools by default), closed after the test."""
+    runtime = Runtime(
+        tools=sample_tools.TOOLS if tools is None else tools, backend=backend, **kwargs
+    )
+    OPEN_RUNTIMES.append(runtime)
+    return runtime
+
+
+def client_for(provider: str, server: FakeModelServer) -> Any:
+    """A real SDK client pointed at the fake server."""
+    if provider == "anthropic":
+        return anthropic.Anthropic(api_key="test-key", base_url=server.base_url)
+    return openai.OpenAI(api_key="test-key", base_url=server.openai_base_url)
