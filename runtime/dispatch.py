@@ -117,14 +117,13 @@ class Dispatcher:
     # --- one call -------------------------------------------------------------
     def call(self, ctx: RunContext, name: str, args: Any, source: str = "script") -> Reply:
         """Handle one call end to end; return the reply (``ok`` + value/error)."""
-        record = ToolCallRecord(
-            id=self._next_id(), name=str(name), args=args, started_at=time.time(), source=source
-        )
+        record = ToolCallRecord(f"c{next(self._ids)}", name if type(name) is str else str(name),
+                                args, started_at=time.time(), source=source)
         start = time.perf_counter()
         try:
             prepared = self._prepare(ctx, record, name, args)
-            if "tool" in prepared:
-                reply = self._execute(record, prepared["tool"], prepared["args"])
+            if type(prepared) is tuple:
+                reply = self._execute(record, prepared[0], prepared[1])
             else:
                 reply = prepared
         except HostAbort as exc:
@@ -135,8 +134,10 @@ class Dispatcher:
         self._finish(ctx, record, reply)
         return reply
 
-    def _prepare(self, ctx: RunContext, record: ToolCallRecord, name: Any, args: Any) -> Reply:
-        """Budget, lookup, validation and approval; returns ``{"tool", "args"}`` or an error."""
+    def _prepare(
+        self, ctx: RunContext, record: ToolCallRecord, name: Any, args: Any
+    ) -> tuple[Tool, dict[str, Any]] | Reply:
+        """Budget, lookup, validation and approval: ``(tool, args)`` or an error reply."""
         if ctx.abort is not None:
             return _error("host_abort", "the run was stopped by the host")
         if not ctx.admit():
@@ -162,7 +163,7 @@ class Dispatcher:
         if self.approve is None and not tool.requires_approval:
             record.approved = True
             record.decided_by = "policy"
-            return {"tool": tool, "args": args}
+            return tool, args
         request = ToolCallRequest(
             tool=tool.name, args=args, read_only=tool.read_only,
             requires_approval=tool.requires_approval, call_id=record.id,
@@ -182,7 +183,7 @@ class Dispatcher:
         if not decision.approved:
             reason = f": {decision.reason}" if decision.reason else ""
             return _error("denied", f"{tool.name}() was denied{reason}")
-        return {"tool": tool, "args": args}
+        return tool, args
 
     def timeout_of(self, tool: Tool) -> float | None:
         """The effective timeout of one call of ``tool``."""
@@ -191,11 +192,12 @@ class Dispatcher:
     def _execute(
         self, record: ToolCallRecord, tool: Tool, args: dict[str, Any], inline: bool = False
     ) -> Reply:
+        timeout = None if inline else self.timeout_of(tool)
         try:
-            if inline:
+            if timeout is None:
                 result = tool.invoke(args)
             else:
-                result = self.executor.run(tool, args, self.timeout_of(tool))
+                result = self.executor.run(tool, args, timeout)
         except TimeoutError as exc:
             return _error("timeout", str(exc))
         except ToolscriptError as exc:
@@ -214,9 +216,9 @@ class Dispatcher:
         return {"ok": True, "value": value}
 
     def _finish(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
-        record.ok = bool(reply.get("ok"))
-        if record.ok:
-            record.value = reply.get("value")
+        if reply["ok"]:
+            record.ok = True
+            record.value = reply["value"]
         else:
             record.error = RunError.from_message(reply["error"])
         ctx.records.append(record)
@@ -242,10 +244,10 @@ class Dispatcher:
             records[index] = record
             starts[index] = time.perf_counter()
             prepared = self._prepare(ctx, record, name, args)
-            if "tool" in prepared:
-                ready.append((index, prepared["tool"], prepared["args"]))
+            if type(prepared) is tuple:
+                ready.append((index, prepared[0], prepared[1]))
             else:
-                replies[index] = prepared
+                replies[index] = prepared  # type: ignore[assignment]
 
         slots = threading.BoundedSemaphore(self.limits.max_parallel)
 

@@ -1,0 +1,7 @@
+"""``python -m toolscript``: the same as the ``toolscript`` command."""
+
+import sys
+
+from toolscript.runtime.cli import main
+
+sys.exit(main())
