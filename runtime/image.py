@@ -72,6 +72,7 @@ OFFLINE_BASE_IMAGE = "toolscript-base:bookworm"
 """Base made offline by ``scripts/make-base-image.sh`` (debootstrap + docker import)."""
 PROTOCOL_LABEL = "org.toolscript.protocol"
 DIGEST_LABEL = "org.toolscript.source-digest"
+STAGE_LABEL = "org.toolscript.build-stage"
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -343,7 +344,18 @@ def build_image(
                     f"`bash scripts/make-base-image.sh` and pass --base-image {OFFLINE_BASE_IMAGE}."
                 )
             raise ImageError(f"building {tag!r} on base {base_image!r} failed:\n{tail}{hint}")
+    _prune_old_build_stages(client)
     return image_id
+
+
+def _prune_old_build_stages(client: docker.DockerClient) -> None:
+    """Remove untagged build-stage images of earlier builds (keep the newest as cache)."""
+    try:
+        stages = client.api.images(filters={"dangling": True, "label": f"{STAGE_LABEL}=1"})
+        for old in sorted(stages, key=lambda i: i.get("Created", 0), reverse=True)[1:]:
+            client.api.remove_image(old["Id"], noprune=False)
+    except Exception:  # only housekeeping; an image in use by a build stays
+        pass
 
 
 def _follow_build(stream: Any, output: list[str], log: Callable[[str], None] | None) -> str | None:
@@ -456,7 +468,8 @@ def main(argv: list[str] | None = None) -> int:
 _EMBEDDED_DOCKERFILE = r"""
 # The toolscript sandbox image: a Python interpreter, RestrictedPython and the
 # `toolscript.sandbox` package. Nothing from runtime/ or tools/, no compilers,
-# no pip, no network access during the build.
+# no pip, no shell or other programs, no setuid files, no network access
+# during the build. One flat layer.
 #
 # Usually built by `toolscript image build [--base-image IMAGE]`, which
 # assembles the build context in a temporary folder. From a checkout:
@@ -468,7 +481,9 @@ _EMBEDDED_DOCKERFILE = r"""
 # Where no registry is reachable, use an offline base made by
 # scripts/make-base-image.sh: --build-arg BASE_IMAGE=toolscript-base:bookworm.
 ARG BASE_IMAGE=python:3.12-slim
-FROM ${BASE_IMAGE}
+FROM ${BASE_IMAGE} AS build
+# Marks this stage's (untagged) image so builds can prune older ones.
+LABEL org.toolscript.build-stage=1
 
 # Python packages come from the host-side wheelhouse only (--no-index): TLS
 # from inside the build container may not work, air-gapped builds need it.
@@ -501,10 +516,27 @@ RUN set -eu; \
     "$py" -m compileall -q -j 0 "$stdlib" "$site" >/dev/null || true; \
     "$py" -I -c 'import toolscript.sandbox.server, RestrictedPython'
 
+# Strip: only the interpreter stays in the bin folders (no shell, coreutils,
+# package managers); package databases, docs and perl go too. `find` runs
+# last, deleting the shell that runs this step and itself.
+RUN set -eu; \
+    dirs=; \
+    for d in /bin /sbin /usr/bin /usr/sbin /usr/local/bin /usr/local/sbin; do \
+        if [ -d "$d" ] && [ ! -L "$d" ]; then dirs="$dirs $d"; fi; \
+    done; \
+    rm -rf /var/lib/dpkg /var/lib/apt /var/cache/* /var/log/* /etc/apt /usr/lib/apt \
+        /usr/share/doc /usr/share/man /usr/share/info /usr/share/perl* /usr/lib/*/perl* \
+        /usr/local/lib/python3*/ensurepip /usr/lib/python3*/ensurepip; \
+    find $dirs -mindepth 1 -maxdepth 1 ! -name 'python*' -exec rm -rf {} +
+
+# One flat layer: what the steps above deleted is really gone.
+FROM scratch
+COPY --from=build / /
 ARG PROTOCOL_VERSION
 ARG SOURCE_DIGEST=unknown
 LABEL org.toolscript.protocol="${PROTOCOL_VERSION}" \
       org.toolscript.source-digest="${SOURCE_DIGEST}"
+ENV LANG=C.UTF-8
 USER 10001:10001
 WORKDIR /tmp
 ENTRYPOINT ["/opt/toolscript/venv/bin/python", "-I", "-m", "toolscript.sandbox"]

@@ -47,10 +47,11 @@ from typing import TYPE_CHECKING, Any
 
 from toolscript.sandbox.protocol import PROTOCOL_VERSION, FrameDecoder, FrameError, encode_frame
 
-from toolscript.errors import ImageError, ProtocolError, SandboxStartError
+from toolscript.errors import ConfigurationError, ImageError, ProtocolError, SandboxStartError
 
 from ..image import DEFAULT_IMAGE, check_image, docker_client
 from .base import Backend, SandboxDied, SandboxHandle, SandboxSpec
+from .docker_socket import BOOT_COMMAND, NO_SOCKET_EXIT, SocketChannel, SocketUnavailable
 from .pool import WarmPool
 
 if TYPE_CHECKING:
@@ -85,10 +86,15 @@ class ContainerConfig:
     tmpfs_size: str = "16m"
     network: bool = False
     runtime: str | None = None
+    transport: str = "socket"
 
-    def create_kwargs(self, name: str) -> dict[str, Any]:
-        """Keyword arguments of ``APIClient.create_host_config`` / ``create_container``."""
-        return {
+    def create_kwargs(self, name: str, channel: SocketChannel | None = None) -> dict[str, Any]:
+        """Keyword arguments of ``APIClient.create_host_config`` / ``create_container``.
+
+        With a socket ``channel`` its folder is the one (read-only) mount and the
+        entrypoint is the boot command; without, the protocol runs over stdio.
+        """
+        kwargs: dict[str, Any] = {
             "host_config": {
                 "network_mode": "bridge" if self.network else "none",
                 "read_only": True,
@@ -120,6 +126,17 @@ class ContainerConfig:
                 },
             },
         }
+        if channel is not None:
+            # stderr only (stdout is unused): kept small, read when the sandbox dies
+            kwargs["host_config"]["log_config"] = {
+                "Type": "local",
+                "Config": {"max-size": "256k", "max-file": "1", "compress": "false"},
+            }
+            kwargs["host_config"]["mounts"] = [channel.mount()]
+            kwargs["container"]["stdin_open"] = False
+            kwargs["container"]["entrypoint"] = BOOT_COMMAND
+            kwargs["container"]["command"] = []
+        return kwargs
 
 
 # ------------------------------------------------------------ cleanup registry
@@ -205,7 +222,10 @@ class DockerSandbox(SandboxHandle):
         self._reason: str | None = None
         self._exit_code: int | None = None
         self.name = f"toolscript-{uuid.uuid4().hex[:12]}"
-        kwargs = config.create_kwargs(self.name)
+        self.transport = config.transport
+        self._demux = config.transport != "socket"  # attached stdio carries stream headers
+        channel = SocketChannel(SANDBOX_UID) if config.transport == "socket" else None
+        kwargs = config.create_kwargs(self.name, channel)
         t0 = time.perf_counter()
         try:
             host_config = api.create_host_config(**kwargs["host_config"])
@@ -213,6 +233,8 @@ class DockerSandbox(SandboxHandle):
                 config.image, host_config=host_config, **kwargs["container"]
             )
         except Exception as exc:
+            if channel is not None:
+                channel.close()
             raise SandboxStartError(
                 f"creating a sandbox container from {config.image!r} failed: {exc}"
             ) from exc
@@ -220,20 +242,29 @@ class DockerSandbox(SandboxHandle):
         _REGISTRY.add(self.id, api)
         self._finalizer = weakref.finalize(self, _REGISTRY.remove, self.id)
         try:
-            # Keep the SDK's object alive too: dropping it would close the socket.
-            self._attach = api.attach_socket(
-                self.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-            )
-            self._sock = _raw_socket(self._attach)
-            api.start(self.id)
+            if channel is None:
+                # Keep the SDK's object alive too: dropping it would close the socket.
+                self._attach = api.attach_socket(
+                    self.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+                )
+                self._sock = _raw_socket(self._attach)
+                api.start(self.id)
+            else:
+                api.start(self.id)
+                self._sock = channel.accept(self.id, start_timeout, self._still_running)
             self.ready_info: dict[str, Any] = self.recv(start_timeout)
-        except Exception as exc:
-            detail = self._stderr.decode("utf-8", "replace").strip()[-2000:]
+        except SocketUnavailable as exc:
+            self._collect_exit()
+            code = self._exit_code
             self.kill()
-            raise SandboxStartError(
-                f"sandbox container from {config.image!r} did not start: {exc}"
-                + (f"\n{detail}" if detail else "")
-            ) from exc
+            if code == NO_SOCKET_EXIT:
+                raise
+            raise SandboxStartError(self._start_failure(exc)) from exc
+        except Exception as exc:
+            self._collect_exit()
+            message = self._start_failure(exc)
+            self.kill()
+            raise SandboxStartError(message) from exc
         if self.ready_info.get("type") != "ready":
             self.kill()
             raise ProtocolError(f"sandbox's first message is not 'ready': {self.ready_info!r:.200}")
@@ -287,6 +318,13 @@ class DockerSandbox(SandboxHandle):
         return self._messages.popleft()
 
     def _feed(self, data: bytes | memoryview) -> None:
+        if not self._demux:
+            try:
+                self._messages.extend(self._decoder.feed(bytes(data)))
+            except FrameError as exc:
+                self.kill()
+                raise ProtocolError(f"sandbox container sent a bad frame: {exc}") from exc
+            return
         raw = self._raw
         raw += data
         pos, end = 0, len(raw)
@@ -365,19 +403,43 @@ class DockerSandbox(SandboxHandle):
         return result
 
     # ------------------------------------------------------------ details
+    def _still_running(self) -> bool:
+        try:
+            return bool(self._api.inspect_container(self.id)["State"]["Running"])
+        except Exception:
+            return False
+
+    def _collect_exit(self) -> None:
+        """After the container stopped: exit code, death reason, stderr tail."""
+        try:
+            state = self._api.inspect_container(self.id)["State"]
+            if state.get("Running"):
+                self._api.wait(self.id, timeout=10)
+                state = self._api.inspect_container(self.id)["State"]
+            if state.get("Status") not in ("exited", "dead"):
+                return  # never started: no exit to collect
+            self._exit_code = code = int(state.get("ExitCode", -1))
+            if not self._demux:
+                logs = self._api.logs(self.id, stdout=False, stderr=True, tail=100)
+                self._stderr += logs[-_STDERR_KEEP:]
+            self._reason = _reason_of_exit(code, bool(state.get("OOMKilled")), self.stderr)
+        except Exception as exc:
+            log.debug("inspecting dead sandbox %s failed: %s", self.name, exc)
+
+    def _start_failure(self, exc: BaseException) -> str:
+        detail = self.stderr.strip()[-2000:]
+        code = f" (exit code {self._exit_code})" if self._exit_code is not None else ""
+        return f"sandbox container from {self.config.image!r} did not start{code}: {exc}" + (
+            f"\n{detail}" if detail else ""
+        )
+
     def _on_eof(self) -> None:
         if self._dead:
             return
         self._dead = True
         self._close_socket()
         self._reason = "sandbox_crashed"
-        try:
-            self._api.wait(self.id, timeout=10)
-            state = self._api.inspect_container(self.id)["State"]
-            self._exit_code = code = int(state.get("ExitCode", -1))
-            self._reason = _reason_of_exit(code, bool(state.get("OOMKilled")), self.stderr)
-        except Exception as exc:
-            log.debug("inspecting dead sandbox %s failed: %s", self.name, exc)
+        self._collect_exit()
         self._finalizer()
 
     def _died_message(self) -> str:
@@ -450,9 +512,14 @@ class DockerBackend(Backend):
         pids_limit: int = 64,
         cpus: float = 1.0,
         tmpfs_size: str = "16m",
+        transport: str = "auto",
         start_timeout: float = 60.0,
         check: bool = True,
     ) -> None:
+        if transport not in ("auto", "socket", "attach"):
+            raise ConfigurationError(
+                f"transport must be 'auto', 'socket' or 'attach', not {transport!r}"
+            )
         self._client = docker_client if docker_client is not None else _connect()
         self._api: docker.APIClient = self._client.api
         if check:
@@ -467,7 +534,9 @@ class DockerBackend(Backend):
             tmpfs_size=tmpfs_size,
             network=network,
             runtime=runtime,
+            transport=_pick_transport(transport),
         )
+        self._auto_transport = transport == "auto"
         self._pools: dict[ContainerConfig, WarmPool[DockerSandbox]] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -494,7 +563,27 @@ class DockerBackend(Backend):
             if handle is not None:
                 return handle
         timeout = spec.startup_timeout_s if spec is not None else self.start_timeout
-        return DockerSandbox(self._api, cfg, max(timeout, 1.0))
+        return self._start_cold(cfg, max(timeout, 1.0))
+
+    @property
+    def transport(self) -> str:
+        """``"socket"`` (a Unix socket per container) or ``"attach"`` (attached stdio)."""
+        return self._base.transport
+
+    def _start_cold(self, cfg: ContainerConfig, timeout: float) -> DockerSandbox:
+        if cfg.transport == "socket" and self._base.transport == "attach":
+            cfg = replace(cfg, transport="attach")  # fell back earlier
+        try:
+            return DockerSandbox(self._api, cfg, timeout)
+        except SocketUnavailable:
+            if not self._auto_transport:
+                raise SandboxStartError(
+                    "the sandbox container cannot reach the protocol socket: the engine "
+                    "does not share this machine's filesystem; use transport='attach'"
+                ) from None
+            log.info("docker engine cannot mount the protocol socket; using attached stdio")
+            self._base = replace(self._base, transport="attach")
+            return DockerSandbox(self._api, replace(cfg, transport="attach"), timeout)
 
     def warm(self, spec: SandboxSpec | None = None) -> WarmPool[DockerSandbox] | None:
         """Start filling the pool for ``spec``'s container settings now."""
@@ -509,7 +598,7 @@ class DockerBackend(Backend):
             pool = self._pools.get(cfg)
             if pool is None:
                 pool = WarmPool(
-                    lambda: DockerSandbox(self._api, cfg, self.start_timeout),
+                    lambda: self._start_cold(cfg, self.start_timeout),
                     self.pool_size,
                     name=f"docker-{len(self._pools)}",
                 )
@@ -530,6 +619,14 @@ class DockerBackend(Backend):
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
+
+
+def _pick_transport(requested: str) -> str:
+    """``socket`` needs an engine on this machine; ``auto`` assumes one for unix sockets."""
+    if requested != "auto":
+        return requested
+    host = os.environ.get("DOCKER_HOST", "")
+    return "socket" if not host or host.startswith("unix://") else "attach"
 
 
 def _connect() -> docker.DockerClient:

@@ -60,12 +60,13 @@ def image(docker_client: Any) -> str:
     return IMAGE
 
 
-@pytest.fixture
-def backend(docker_client: Any, image: str) -> Iterator[Any]:
-    """A DockerBackend without a warm pool (each start is a cold container)."""
+@pytest.fixture(params=["socket", "attach"])
+def backend(request: pytest.FixtureRequest, docker_client: Any, image: str) -> Iterator[Any]:
+    """A DockerBackend without a warm pool (each start is a cold container), per transport."""
     from toolscript.runtime.backends.docker import DockerBackend
 
-    b = DockerBackend(image, pool_size=0, docker_client=docker_client)
+    b = DockerBackend(image, pool_size=0, docker_client=docker_client, transport=request.param)
+    assert b.transport == request.param
     yield b
     b.shutdown()
 

@@ -31,13 +31,20 @@ def test_container_hardening_seen_from_the_host(backend: DockerBackend) -> None:
         assert hc["NanoCpus"] == 500_000_000
         assert hc["PidsLimit"] == 40
         assert "noexec" in hc["Tmpfs"]["/tmp"] and "nosuid" in hc["Tmpfs"]["/tmp"]
-        assert not hc.get("Binds") and not attrs["Mounts"]
+        assert not hc.get("Binds")
+        if backend.transport == "socket":  # the one mount: the protocol channel, read-only
+            (mount,) = attrs["Mounts"]
+            assert mount["Destination"] == "/run/toolscript" and mount["RW"] is False
+            assert mount["Type"] == "bind" and not os.path.exists(mount["Source"])
+            assert hc["LogConfig"]["Type"] == "local"  # stderr only, for crash reports
+        else:
+            assert not attrs["Mounts"]
+            assert hc["LogConfig"]["Type"] == "none"
         assert hc["AutoRemove"] is False
-        assert hc["LogConfig"]["Type"] == "none"
         assert cfg["Labels"]["org.toolscript.managed"] == "1"
         env = " ".join(cfg["Env"] or [])
         assert "do-not-leak" not in env and "TOOLSCRIPT_TEST_SECRET" not in env
-        assert cfg["Entrypoint"][-2:] == ["-m", "toolscript.sandbox"]
+        assert cfg["Entrypoint"][0] == "/opt/toolscript/venv/bin/python"
     finally:
         h.close()
 
@@ -88,7 +95,10 @@ def test_image_holds_only_the_sandbox(backend: DockerBackend, docker_client: Any
             "for m in ('toolscript.sandbox', 'RestrictedPython', 'toolscript.runtime',"
             " 'toolscript.tools', 'pip', 'docker', 'jsonschema'):\n"
             "    print(m, u.find_spec(m) is not None)\n"
-            "import os\n"
+            "import os, shutil\n"
+            "print('programs', sorted(p for p in ('sh', 'bash', 'dash', 'ls', 'cat', 'apt-get',"
+            " 'dpkg', 'perl', 'pip', 'pip3', 'curl', 'find') if shutil.which(p, path='/bin:/sbin:"
+            "/usr/bin:/usr/sbin:/usr/local/bin:/usr/local/sbin')))\n"
             "print('setuid', [p for d in ('/bin', '/usr/bin', '/sbin', '/usr/sbin')"
             " for p in (os.path.join(d, f) for f in os.listdir(d))"
             " if os.path.isfile(p) and os.stat(p).st_mode & 0o6000])\n",
@@ -100,3 +110,4 @@ def test_image_holds_only_the_sandbox(backend: DockerBackend, docker_client: Any
     for absent in ("toolscript.runtime", "toolscript.tools", "pip", "docker", "jsonschema"):
         assert f"{absent} False" in out
     assert "setuid []" in out
+    assert "programs []" in out
