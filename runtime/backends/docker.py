@@ -57,7 +57,14 @@ from .pool import WarmPool
 if TYPE_CHECKING:
     import docker
 
-__all__ = ["MANAGED_LABEL", "ContainerConfig", "DockerBackend", "DockerSandbox", "gc"]
+__all__ = [
+    "MANAGED_LABEL",
+    "ContainerConfig",
+    "DockerBackend",
+    "DockerSandbox",
+    "flush_removals",
+    "gc",
+]
 
 log = logging.getLogger(__name__)
 
@@ -143,11 +150,19 @@ class ContainerConfig:
 
 
 class _Registry:
-    """Every container this process created and has not removed yet."""
+    """Every container this process created and has not removed yet.
+
+    Removal (``docker rm -f``, tens of ms) runs on a reaper thread so that
+    closing a session does not wait for it; :meth:`flush` waits, and at
+    interpreter exit everything left is removed synchronously.
+    """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._live: dict[str, docker.APIClient] = {}
+        self._queue: deque[str] = deque()
+        self._busy = 0
+        self._reaper: threading.Thread | None = None
         self._exiting = False
 
     def add(self, container_id: str, api: docker.APIClient) -> None:
@@ -158,22 +173,71 @@ class _Registry:
         _force_remove(api, container_id)  # created while the interpreter exits
 
     def remove(self, container_id: str) -> None:
-        """Force-remove the container (idempotent; errors are logged, not raised)."""
+        """Force-remove the container now (idempotent; errors are logged, not raised)."""
         with self._lock:
             api = self._live.pop(container_id, None)
         if api is not None:
             _force_remove(api, container_id)
+
+    def remove_soon(self, container_id: str) -> None:
+        """Force-remove the container on the reaper thread."""
+        with self._lock:
+            if container_id not in self._live:
+                return
+            if self._exiting:
+                api = self._live.pop(container_id)
+            else:
+                self._queue.append(container_id)
+                if self._reaper is None or not self._reaper.is_alive():
+                    self._reaper = threading.Thread(
+                        target=self._reap, name="toolscript-docker-reaper", daemon=True
+                    )
+                    self._reaper.start()
+                self._lock.notify_all()
+                return
+        _force_remove(api, container_id)
+
+    def _reap(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue:
+                    self._lock.wait()
+                container_id = self._queue.popleft()
+                self._busy += 1
+            try:
+                self.remove(container_id)
+            finally:
+                with self._lock:
+                    self._busy -= 1
+                    self._lock.notify_all()
+
+    def flush(self, timeout: float = 60.0) -> bool:
+        """Wait until every removal handed to the reaper is done."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._queue or self._busy:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._lock.wait(remaining)
+        return True
 
     def remove_all(self, exiting: bool = False) -> None:
         with self._lock:
             self._exiting = self._exiting or exiting
             items = list(self._live.items())
             self._live.clear()
+            self._queue.clear()
         for container_id, api in items:
             _force_remove(api, container_id)
 
     def __len__(self) -> int:
         return len(self._live)
+
+
+def flush_removals(timeout: float = 60.0) -> bool:
+    """Wait until the containers of closed sandboxes are removed (True if all are)."""
+    return _REGISTRY.flush(timeout)
 
 
 def _force_remove(api: docker.APIClient, container_id: str) -> None:
@@ -240,7 +304,7 @@ class DockerSandbox(SandboxHandle):
             ) from exc
         self.id: str = created["Id"]
         _REGISTRY.add(self.id, api)
-        self._finalizer = weakref.finalize(self, _REGISTRY.remove, self.id)
+        self._finalizer = weakref.finalize(self, _REGISTRY.remove_soon, self.id)
         try:
             if channel is None:
                 # Keep the SDK's object alive too: dropping it would close the socket.
@@ -366,15 +430,23 @@ class DockerSandbox(SandboxHandle):
         return True
 
     def kill(self) -> None:
-        """Remove the container now (force); idempotent."""
-        if not self._dead:
+        """Stop and remove the container now (``docker rm -f``); idempotent."""
+        was_alive = not self._dead
+        if was_alive:
             self._dead = True
             self._reason = "killed"
         self._close_socket()
-        self._finalizer()
+        if was_alive and self._finalizer.detach() is not None:
+            _REGISTRY.remove(self.id)
+        else:
+            self._finalizer()
 
     def close(self) -> None:
-        """Ask the sandbox to shut down, then remove the container; idempotent."""
+        """Ask the sandbox to shut down; the container is removed in the background.
+
+        Idempotent. :func:`flush_removals` (or the backend's ``shutdown``) waits
+        for the removal.
+        """
         if not self._dead:
             with contextlib.suppress(Exception):
                 self.send({"type": "shutdown"})
@@ -613,6 +685,7 @@ class DockerBackend(Backend):
             self._pools.clear()
         for pool in pools:
             pool.shutdown()
+        _REGISTRY.flush()
 
     def __enter__(self) -> DockerBackend:
         return self

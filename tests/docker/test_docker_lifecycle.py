@@ -17,6 +17,7 @@ from toolscript.runtime.backends.docker import (
     OWNER_PID_LABEL,
     DockerBackend,
     DockerSandbox,
+    flush_removals,
     gc,
 )
 
@@ -28,6 +29,7 @@ def _ours(client: Any, **labels: str) -> list[dict[str, Any]]:
 
 
 def _exists(client: Any, container_id: str) -> bool:
+    flush_removals()  # closed sandboxes are removed in the background
     return any(c["Id"] == container_id for c in client.api.containers(all=True))
 
 
