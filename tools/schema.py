@@ -105,9 +105,24 @@ _REQUIRED_WRAPPERS: tuple[Any, ...] = tuple(
 
 def type_label(tp: Any) -> str:
     """A short, readable rendering of an annotation for error messages."""
-    if tp is type(None):
+    if tp is type(None) or tp is None:
         return "None"
-    if isinstance(tp, type) and not typing.get_args(tp):
+    if tp is Ellipsis:
+        return "..."
+    if isinstance(tp, list):  # Callable's parameter list
+        return "[" + ", ".join(type_label(a) for a in tp) + "]"
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        return type_label(tp.__origin__)
+    if origin is typing.Literal:
+        return "Literal[" + ", ".join(repr(a) for a in args) + "]"
+    if origin is typing.Union or origin is types.UnionType:
+        return " | ".join(type_label(a) for a in args)
+    if origin is not None and args:
+        name = getattr(origin, "__name__", None) or type_label(origin)
+        return f"{name}[" + ", ".join(type_label(a) for a in args) + "]"
+    if isinstance(tp, type):
         return tp.__qualname__
     text = repr(tp)
     for prefix in ("typing_extensions.", "typing.", "collections.abc."):
