@@ -58,9 +58,10 @@ conversation: reuse them instead of calling tools again.
 - Imports allowed: {modules}. No files, network, subprocesses, environment \
 variables, dunder attributes (__class__, __dict__ ...), eval/exec, or async/await.
 - {parallel}
-- A tool that fails raises an exception the script can catch with try/except; an \
-uncaught error ends the script and is reported to you with its type, message and line.
-- Calls may be denied by the host's approval policy; a denial raises an exception too.
+- A tool that fails raises ToolError (subclasses: ToolArgumentError, ToolDenied, \
+ToolNotFound, ToolTimeout; attributes .type and .message), which the script can catch; \
+an uncaught error ends the script and is reported to you with its type, message and line.
+- Calls may be denied by the host's approval policy; a denial raises ToolDenied.
 - Limits apply to time, memory, number of tool calls and output size; a breached \
 limit ends the script with an error naming the limit.
 
@@ -70,8 +71,11 @@ Tools available inside the script:
 ```"""
 
 _PARALLEL = (
-    "To run many read-only calls concurrently, use parallel(...): it takes calls and "
-    "returns their results in the same order. Write tools always run one at a time."
+    "To run many read-only calls concurrently, use parallel: "
+    "parallel(tool, [args, ...]) with one dict (or tuple) of arguments per call, or "
+    "parallel([(tool, args), ...]); it returns the results in call order "
+    "(return_exceptions=True puts a failed call's ToolError in its place instead of "
+    "raising). Write tools always run one at a time, in order."
 )
 
 
