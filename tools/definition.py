@@ -132,6 +132,8 @@ class Tool:
         timeout_s: float | None = None,
     ) -> None:
         """Build a tool from ``func``; see :meth:`from_function`."""
+        if isinstance(func, Tool):
+            func = func.func
         if not callable(func):
             raise ToolDefinitionError(f"a tool must wrap a callable, got {func!r}")
         if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
@@ -149,7 +151,7 @@ class Tool:
         self.requires_approval = bool(requires_approval)
         self.timeout_s = _check_timeout(self.name, timeout_s)
 
-        doc = parse_docstring(inspect.getdoc(func) if not isinstance(func, Tool) else None)
+        doc = parse_docstring(inspect.getdoc(func))
         self.description = (description if description is not None else doc.description).strip()
         self.returns_description = doc.returns
 

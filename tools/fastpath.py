@@ -25,6 +25,7 @@ Integers are strict: ``1.0`` is not an integer here (the validator agrees);
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -64,11 +65,14 @@ def compile_fast_check(schema: Mapping[str, Any] | bool) -> FastCheck | None:
     expr = compiler.expr(schema, "x")
     if expr == "False":
         return None
-    compiler.lines.append(f"def _root(x):\n    return {expr}\n")
+    direct = re.fullmatch(r"(_\w+)\(x\)", expr)  # the root is one generated function
+    root = direct.group(1) if direct else "_root"
+    if not direct:
+        compiler.lines.append(f"def _root(x):\n    return {expr}\n")
     source = "\n".join(compiler.lines)
     namespace: dict[str, Any] = dict(compiler.constants)
     exec(compile(source, "<toolscript fast path>", "exec"), namespace)
-    check: FastCheck = namespace["_root"]
+    check: FastCheck = namespace[root]
     check.__doc__ = "Fast conservative validity check (generated):\n" + source
     return check
 
@@ -190,28 +194,35 @@ class _Compiler:
         self.constants[sentinel] = _MISSING
         body = ["    if type(x) is not dict:", "        return False"]
         counted = additional is False
-        if counted:
-            body.append("    n = 0")
         # Required keys missing from "properties" are still required (and, with
         # additionalProperties false, make the object invalid: not counted in n).
         for key in required:
             if key not in props:
                 body += [f"    if {key!r} not in x:", "        return False"]
-        for key, sub in props.items():
-            if not isinstance(key, str):
-                raise _Unsupported
-            check = self.expr(sub, "v")
+        if any(not isinstance(key, str) for key in props):
+            raise _Unsupported
+        checks = {key: self.expr(sub, "v") for key, sub in props.items()}
+        present_required = [k for k in props if k in required]
+        optional = [k for k in props if k not in required]
+        if present_required:
+            # One zero-cost try block for all required keys.
+            body.append("    try:")
+            for key in present_required:
+                body.append(f"        v = x[{key!r}]")
+                if checks[key] != "True":
+                    body += [f"        if not ({checks[key]}):", "            return False"]
+            body += ["    except KeyError:", "        return False"]
+        if counted:
+            body.append(f"    n = {len(present_required)}")
+        for key in optional:
             body.append(f"    v = x.get({key!r}, {sentinel})")
-            if key in required:
-                body += [f"    if v is {sentinel}:", "        return False"]
-                indent = "    "
-            else:
-                body.append(f"    if v is not {sentinel}:")
-                indent = "        "
+            body.append(f"    if v is not {sentinel}:")
             if counted:
-                body.append(f"{indent}n += 1")
-            if check != "True":
-                body += [f"{indent}if not ({check}):", f"{indent}    return False"]
+                body.append("        n += 1")
+            if checks[key] != "True":
+                body += [f"        if not ({checks[key]}):", "            return False"]
+            elif not counted:
+                body.append("        pass")
         if counted:
             body.append("    return len(x) == n")
         elif additional is True:

@@ -24,7 +24,10 @@ import types
 import typing
 from typing import Any
 
-import typing_extensions
+try:  # optional: only to recognise typing_extensions' TypedDict and markers
+    import typing_extensions as _tx
+except ImportError:  # pragma: no cover - typing_extensions is nearly always present
+    _tx = None  # type: ignore[assignment]
 
 from toolscript.errors import SchemaError
 
@@ -92,15 +95,16 @@ _SEQUENCE_ORIGINS: tuple[Any, ...] = (
 )
 _SET_ORIGINS: tuple[Any, ...] = (set, frozenset, cabc.Set, cabc.MutableSet)
 _MAPPING_ORIGINS: tuple[Any, ...] = (dict, cabc.Mapping, cabc.MutableMapping)
-_REQUIRED_WRAPPERS: tuple[Any, ...] = tuple(
-    {
-        typing.Required,
-        typing.NotRequired,
-        typing_extensions.Required,
-        typing_extensions.NotRequired,
-        typing_extensions.ReadOnly,
-    }
+_REQUIRED_MARKERS: frozenset[Any] = frozenset(
+    {typing.Required} | ({_tx.Required} if _tx is not None else set())
 )
+_NOT_REQUIRED_MARKERS: frozenset[Any] = frozenset(
+    {typing.NotRequired} | ({_tx.NotRequired} if _tx is not None else set())
+)
+_READ_ONLY_MARKERS: frozenset[Any] = frozenset(
+    {getattr(_tx, "ReadOnly", None), getattr(typing, "ReadOnly", None)} - {None}
+)
+_REQUIRED_WRAPPERS = _REQUIRED_MARKERS | _NOT_REQUIRED_MARKERS | _READ_ONLY_MARKERS
 
 
 def type_label(tp: Any) -> str:
@@ -177,7 +181,7 @@ def _is_scalar_json(value: Any) -> bool:
 
 def is_typeddict(tp: Any) -> bool:
     """True for TypedDict classes (from typing or typing_extensions)."""
-    return typing.is_typeddict(tp) or typing_extensions.is_typeddict(tp)
+    return typing.is_typeddict(tp) or (_tx is not None and _tx.is_typeddict(tp))
 
 
 def is_named_type(tp: Any) -> bool:
@@ -224,11 +228,11 @@ def _required_marker(tp: Any) -> bool | None:
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
             tp = tp.__origin__
-        elif origin in (typing.Required, typing_extensions.Required):
+        elif origin in _REQUIRED_MARKERS:
             return True
-        elif origin in (typing.NotRequired, typing_extensions.NotRequired):
+        elif origin in _NOT_REQUIRED_MARKERS:
             return False
-        elif origin is typing_extensions.ReadOnly:
+        elif origin in _READ_ONLY_MARKERS:
             tp = typing.get_args(tp)[0]
         else:
             return None
