@@ -250,3 +250,17 @@ def test_run_script_name_clash_is_refused():
     with pytest.raises(ConfigurationError, match="run_script"):
         Agent(make_runtime("inprocess", tools=[run_script]), provider="openai",
               model="m", client=__import__("openai").OpenAI(api_key="k"))
+
+
+def test_scripts_use_parallel_and_catch_tool_errors(server, make_agent, backend):
+    server.script(
+        script(
+            "rows = parallel(get_daily_revenue, [(s, '2026-08-24') for s in list_stores()])\n"
+            "try:\n    get_daily_revenue('nope', 'x')\nexcept ToolError as e:\n    kind = e.type\n"
+            "[len(rows), kind]"
+        ),
+        say("ok"),
+    )
+    result = make_agent("openai", runtime=make_runtime(backend)).run("go")
+    assert _replies(server.bodies()[1])[0] == 'value:\n[5,"tool_exception"]'
+    assert len(result.tool_calls) == 7
