@@ -53,6 +53,7 @@ __all__ = [
     "OFFLINE_BASE_IMAGE",
     "PROTOCOL_LABEL",
     "ImageStatus",
+    "add_gc_command",
     "add_image_commands",
     "build_image",
     "build_wheelhouse",
@@ -422,6 +423,25 @@ def add_image_commands(subparsers: Any) -> None:
     status = sub.add_parser("status", help="show whether the sandbox image exists and matches")
     status.add_argument("--tag", default=DEFAULT_IMAGE)
     status.set_defaults(func=_cmd_status)
+
+
+def add_gc_command(subparsers: Any) -> None:
+    """Add ``gc [--all]``: remove stale sandbox containers (docker backend)."""
+    gc = subparsers.add_parser("gc", help="remove stale sandbox containers (docker backend)")
+    gc.add_argument(
+        "--all",
+        action="store_true",
+        help="remove every toolscript container, also those of running programs",
+    )
+    gc.set_defaults(func=_cmd_gc)
+
+
+def _cmd_gc(args: argparse.Namespace) -> int:
+    from .backends.docker import gc
+
+    removed = gc(all=args.all)
+    print(f"removed {len(removed)} container(s)" + (": " + ", ".join(removed) if removed else ""))
+    return 0
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
