@@ -160,7 +160,10 @@ class FakeModelServer:
     def start(self) -> FakeModelServer:
         """Serve in a daemon thread; returns ``self``."""
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="fake-model-server", daemon=True
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-model-server",
+            daemon=True,
         )
         self._thread.start()
         return self
