@@ -148,6 +148,7 @@ _EXTRA_COMMANDS: list[str] = [
     "toolscript.runtime.agent_cli:add_agent_command",
     "toolscript.runtime.image_cli:add_image_commands",
     "toolscript.runtime.batch_cli:add_batch_command",
+    "toolscript.runtime.mcp.cli:add_mcp_command",
 ]
 
 

@@ -1,0 +1,79 @@
+"""``toolscript mcp``: serve the runtime over MCP, or inspect an MCP server's tools.
+
+::
+
+    toolscript mcp serve --tools examples/store_tools.py              # stdio
+    toolscript mcp serve --tools pkg.tools --transport http --port 8000
+    toolscript mcp tools --stdio "python weather_server.py" --prefix weather
+    toolscript mcp tools --url http://127.0.0.1:8000/mcp
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+__all__ = ["add_mcp_command", "cmd_mcp_serve", "cmd_mcp_tools"]
+
+
+def add_mcp_command(subparsers: Any) -> None:
+    """Register ``toolscript mcp serve|tools`` (a ``cli._EXTRA_COMMANDS`` hook)."""
+    from ..cli import add_common_runtime_options
+
+    parser = subparsers.add_parser("mcp", help="MCP: serve run_script, or list a server's tools")
+    sub = parser.add_subparsers(dest="mcp_command", required=True)
+
+    serve = sub.add_parser("serve", help="serve run_script over MCP (stdio or Streamable HTTP)")
+    add_common_runtime_options(serve)
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    serve.add_argument("--name", default="toolscript", help="server name clients see")
+    serve.set_defaults(handler=cmd_mcp_serve)
+
+    tools = sub.add_parser("tools", help="show an MCP server's tools as toolscript stubs")
+    where = tools.add_mutually_exclusive_group(required=True)
+    where.add_argument("--stdio", metavar="COMMAND", help="server command line, e.g. 'uvx srv'")
+    where.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://host:8000/mcp")
+    tools.add_argument("--prefix", default=None, help="tool name prefix (default: server name)")
+    tools.set_defaults(handler=cmd_mcp_tools)
+
+
+def cmd_mcp_serve(args: argparse.Namespace) -> int:
+    """``toolscript mcp serve``."""
+    from ..cli import build_runtime
+    from .server import build_server
+
+    if args.approve == "ask":
+        from toolscript.errors import ConfigurationError
+
+        raise ConfigurationError("--approve ask needs the terminal, which an MCP server does "
+                                 "not have: use allow, deny or default")
+    with build_runtime(args) as runtime:
+        server = build_server(runtime, name=args.name, single_client=args.transport == "stdio")
+        try:
+            if args.transport == "stdio":
+                server.run("stdio")
+            else:
+                server.run("streamable-http", host=args.host, port=args.port)
+        finally:
+            server.sessions.close_all()
+    return 0
+
+
+def cmd_mcp_tools(args: argparse.Namespace) -> int:
+    """``toolscript mcp tools``."""
+    from toolscript.tools import ToolRegistry
+
+    from .source import MCPToolSource
+
+    if args.stdio:
+        command, *rest = shlex.split(args.stdio)
+        source = MCPToolSource.stdio(command, rest, prefix=args.prefix)
+    else:
+        source = MCPToolSource.http(args.url, prefix=args.prefix)
+    with source:
+        sys.stdout.write(ToolRegistry(source.tools()).render_stubs())
+    return 0

@@ -1,0 +1,64 @@
+"""A small real MCP server for the tool-source tests (stdio, or HTTP with ``--http PORT``)."""
+
+from __future__ import annotations
+
+import sys
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
+
+server = MCPServer("Weather-Server", log_level="CRITICAL")
+CALLS: list[str] = []
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def forecast(city: str, days: int = 1) -> dict[str, object]:
+    """Forecast for a city.
+
+    Args:
+        city: the city name.
+        days: how many days ahead.
+    """
+    CALLS.append("forecast")
+    return {"city": city, "days": days, "temp_c": 20 + days}
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    CALLS.append("add")
+    return a + b
+
+
+@server.tool(name="set-alarm", annotations=ToolAnnotations(destructive_hint=True))
+def set_alarm(city: str, below_c: float) -> str:
+    """Set a temperature alarm (a write)."""
+    CALLS.append("set-alarm")
+    return f"alarm set for {city} below {below_c}"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def failing(reason: str) -> str:
+    """Always fails."""
+    CALLS.append("failing")
+    raise ValueError(reason)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def calls_seen() -> list[str]:
+    """The tools this server has run so far."""
+    return list(CALLS)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def auth_header(ctx: Context) -> str:
+    """The Authorization header of this request ("" on stdio)."""
+    headers = ctx.headers or {}
+    return str(headers.get("authorization", ""))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
