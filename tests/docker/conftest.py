@@ -13,9 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from toolscript.runtime.backends.base import SandboxSpec
 from toolscript.runtime.image import DEFAULT_IMAGE, OFFLINE_BASE_IMAGE, ensure_image
-from toolscript.runtime.limits import Limits
 
 from toolscript.errors import BackendUnavailable
 
@@ -69,16 +67,3 @@ def backend(request: pytest.FixtureRequest, docker_client: Any, image: str) -> I
     assert b.transport == request.param
     yield b
     b.shutdown()
-
-
-def spec(**limits: Any) -> SandboxSpec:
-    """A SandboxSpec with some limits changed from the defaults."""
-    return SandboxSpec(Limits(**limits))
-
-
-def exec_python(client: Any, container_id: str, code: str) -> tuple[int, str]:
-    """Run ``python -c code`` inside a running sandbox container (as its user)."""
-    api = client.api
-    ex = api.exec_create(container_id, ["/opt/toolscript/venv/bin/python", "-I", "-c", code])
-    out = api.exec_start(ex["Id"]).decode("utf-8", "replace")
-    return int(api.exec_inspect(ex["Id"])["ExitCode"]), out

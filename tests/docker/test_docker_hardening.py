@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from conftest import exec_python, spec
+from dockerhelpers import exec_python, spec
 from toolscript.runtime.backends.docker import DockerBackend
 
 

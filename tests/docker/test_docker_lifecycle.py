@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from conftest import exec_python, spec
+from dockerhelpers import exec_python, spec
 from toolscript.runtime.backends.base import SandboxDied
 from toolscript.runtime.backends.docker import (
     MANAGED_LABEL,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from conftest import spec
+from dockerhelpers import spec
 from toolscript.runtime.backends.docker import DockerBackend
 
 
