@@ -146,7 +146,8 @@ def cmd_tools(args: argparse.Namespace) -> int:
 CommandHook = Callable[[Any], None]
 _EXTRA_COMMANDS: list[str] = [
     "toolscript.runtime.agent_cli:add_agent_command",
-    "toolscript.runtime.image_cli:add_image_commands",
+    "toolscript.runtime.image:add_image_commands",
+    "toolscript.runtime.image:add_gc_command",
     "toolscript.runtime.batch_cli:add_batch_command",
     "toolscript.runtime.mcp.cli:add_mcp_command",
 ]
@@ -190,7 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.handler(args)
+        handler = getattr(args, "handler", None) or args.func
+        code: int = handler(args)
         return code
     except ToolscriptError as exc:
         sys.stderr.write(f"toolscript: {exc}\n")

@@ -11,6 +11,7 @@ sandbox as an object.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import itertools
 import json
 import threading
@@ -18,9 +19,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from toolscript.errors import ApprovalRequired, ToolscriptError
 from toolscript.sandbox.codec import NotJSONData, to_json_data
 from toolscript.tools import ArgumentError, Tool, ToolRegistry, to_jsonable
+
+from toolscript.errors import ApprovalRequired, ToolscriptError
 
 from .approval import ApprovalHook, ToolCallRequest, decide
 from .limits import Limits
@@ -115,14 +117,14 @@ class Dispatcher:
         return f"c{next(self._ids)}"
 
     # --- one call -------------------------------------------------------------
-    def call(self, ctx: RunContext, name: str, args: Any, source: str = "script") -> Reply:
+    def call(self, ctx: RunContext, name: Any, args: Any, source: str = "script") -> Reply:
         """Handle one call end to end; return the reply (``ok`` + value/error)."""
         record = ToolCallRecord(f"c{next(self._ids)}", name if type(name) is str else str(name),
                                 args, started_at=time.time(), source=source)
         start = time.perf_counter()
         try:
             prepared = self._prepare(ctx, record, name, args)
-            if type(prepared) is tuple:
+            if isinstance(prepared, tuple):
                 reply = self._execute(record, prepared[0], prepared[1])
             else:
                 reply = prepared
@@ -137,6 +139,7 @@ class Dispatcher:
     def _prepare(
         self, ctx: RunContext, record: ToolCallRecord, name: Any, args: Any
     ) -> tuple[Tool, dict[str, Any]] | Reply:
+        source = record.source
         """Budget, lookup, validation and approval: ``(tool, args)`` or an error reply."""
         if ctx.abort is not None:
             return _error("host_abort", "the run was stopped by the host")
@@ -149,6 +152,10 @@ class Dispatcher:
         if tool is None:
             return _error("unknown_tool", self.registry.unknown_tool_message(str(name)),
                           available=self.registry.names())
+        if source not in tool.allowed_callers:
+            where = "from scripts" if source == "script" else "directly"
+            return _error("caller_not_allowed", f"{tool.name} cannot be called {where}; "
+                          f"allowed: {', '.join(sorted(tool.allowed_callers))}")
         if isinstance(args, str):
             try:
                 args = json.loads(args) if args.strip() else {}
@@ -258,7 +265,7 @@ class Dispatcher:
         futures = []
         for index, tool, args in ready:
             if tool.read_only:
-                future = self.executor.submit(lambda i=index, t=tool, a=args: run_one(i, t, a))
+                future = self.executor.submit(functools.partial(run_one, index, tool, args))
                 futures.append((index, tool, future))
         abort: HostAbort | None = None
         for index, tool, args in ready:
@@ -286,10 +293,10 @@ class Dispatcher:
             except HostAbort as exc:
                 abort = abort or exc
                 replies[index] = _error("host_abort", f"the run was stopped: {exc.cause}")
-        for index, record in enumerate(records):
-            assert record is not None
-            record.duration_s = time.perf_counter() - starts[index]
-            self._finish(ctx, record, replies[index])  # type: ignore[arg-type]
+        for index, maybe_record in enumerate(records):
+            assert maybe_record is not None
+            maybe_record.duration_s = time.perf_counter() - starts[index]
+            self._finish(ctx, maybe_record, replies[index])  # type: ignore[arg-type]
         if abort is not None:
             ctx.abort = abort.cause
         return [reply for reply in replies if reply is not None]

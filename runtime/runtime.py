@@ -6,9 +6,10 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from toolscript.errors import ConfigurationError, ProtocolError
 from toolscript.sandbox.modules import DEFAULT_MODULES, OPTIONAL_MODULES
 from toolscript.tools import Tool, ToolRegistry
+
+from toolscript.errors import ConfigurationError, ProtocolError
 
 from .approval import ApprovalHook
 from .backends.base import Backend, SandboxHandle, SandboxSpec
@@ -18,6 +19,9 @@ from .results import RunResult, ToolCallRecord
 from .session import Session
 
 BACKENDS = ("inprocess", "subprocess", "docker")
+SANDBOX_BUILTIN_NAMES = ("parallel", "ToolError", "ToolArgumentError", "ToolDenied",
+                         "ToolNotFound", "ToolTimeout")
+"""Names a tool may not take: scripts already see them as builtins."""
 
 
 def _make_backend(backend: str | Backend, options: dict[str, Any]) -> tuple[str, Backend | None]:
@@ -66,7 +70,10 @@ class Runtime:
         backend_options: dict[str, Any] | None = None,
         audit: Callable[[ToolCallRecord, RunContext], None] | None = None,
     ) -> None:
-        self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        self.registry = (
+            tools if isinstance(tools, ToolRegistry)
+            else ToolRegistry(tools, reserved=SANDBOX_BUILTIN_NAMES)
+        )
         if limits is not None and not isinstance(limits, Limits):
             raise ConfigurationError("limits must be a toolscript.Limits instance")
         self.limits = limits or Limits()
@@ -81,6 +88,8 @@ class Runtime:
                 f"{', '.join(DEFAULT_MODULES + OPTIONAL_MODULES)}"
             )
         self.backend_name, self.backend = _make_backend(backend, dict(backend_options or {}))
+        if self.backend is not None:
+            self.backend.warm(SandboxSpec(limits=self.limits))
         self.executor = ToolExecutor()
         self.dispatcher = Dispatcher(self.registry, approve, self.limits, self.executor, audit)
         self._closed = False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, overload
 
 from .definition import Tool
@@ -22,6 +22,7 @@ def tool(
     read_only: bool = False,
     requires_approval: bool = False,
     timeout_s: float | None = None,
+    allowed_callers: Iterable[str] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -34,6 +35,7 @@ def tool(
     read_only: bool = False,
     requires_approval: bool = False,
     timeout_s: float | None = None,
+    allowed_callers: Iterable[str] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a :class:`Tool`; usable bare or with options.
 
@@ -54,6 +56,8 @@ def tool(
         read_only: the tool has no side effects (may run in parallel).
         requires_approval: each call must be approved by the host's hook.
         timeout_s: per-call timeout in seconds.
+        allowed_callers: who may call it: ``"script"`` (scripts),
+            ``"direct"`` (the model, as a classic function call); default both.
 
     Raises:
         ToolDefinitionError: bad name or options.
@@ -68,6 +72,7 @@ def tool(
             read_only=read_only,
             requires_approval=requires_approval,
             timeout_s=timeout_s,
+            allowed_callers=allowed_callers,
         )
 
     if func is not None:

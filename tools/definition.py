@@ -14,7 +14,7 @@ import inspect
 import keyword
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -107,6 +107,8 @@ class Tool:
         read_only: no side effects; may run in parallel.
         requires_approval: must be approved by the host's approval hook.
         timeout_s: per-call timeout in seconds, or None for the runtime default.
+        allowed_callers: ``{"script", "direct"}`` or a subset: whether scripts,
+            the model's classic function calls, or both may call the tool.
     """
 
     name: str
@@ -120,6 +122,7 @@ class Tool:
     read_only: bool
     requires_approval: bool
     timeout_s: float | None
+    allowed_callers: frozenset[str]
 
     def __init__(
         self,
@@ -130,6 +133,7 @@ class Tool:
         read_only: bool = False,
         requires_approval: bool = False,
         timeout_s: float | None = None,
+        allowed_callers: Iterable[str] | None = None,
     ) -> None:
         """Build a tool from ``func``; see :meth:`from_function`."""
         if isinstance(func, Tool):
@@ -150,6 +154,7 @@ class Tool:
         self.read_only = bool(read_only)
         self.requires_approval = bool(requires_approval)
         self.timeout_s = _check_timeout(self.name, timeout_s)
+        self.allowed_callers = _check_callers(self.name, allowed_callers)
 
         doc = parse_docstring(inspect.getdoc(func))
         self.description = (description if description is not None else doc.description).strip()
@@ -175,6 +180,7 @@ class Tool:
         read_only: bool = False,
         requires_approval: bool = False,
         timeout_s: float | None = None,
+        allowed_callers: Iterable[str] | None = None,
     ) -> Tool:
         """Build a tool from a plain function.
 
@@ -186,6 +192,7 @@ class Tool:
             read_only: the tool has no side effects (may run in parallel).
             requires_approval: calls must be approved by the host's hook.
             timeout_s: per-call timeout in seconds.
+            allowed_callers: ``"script"``, ``"direct"`` or both (default both).
 
         Raises:
             ToolDefinitionError: bad name, timeout, or unsupported function.
@@ -200,6 +207,7 @@ class Tool:
             read_only=read_only,
             requires_approval=requires_approval,
             timeout_s=timeout_s,
+            allowed_callers=allowed_callers,
         )
 
     # -- construction helpers -----------------------------------------------------
@@ -383,6 +391,21 @@ class Tool:
         if self.timeout_s is not None:
             flags.append(f"timeout_s={self.timeout_s!r}")
         return f"Tool({', '.join([f'name={self.name!r}', *flags])})"
+
+
+CALLERS = frozenset({"script", "direct"})
+
+
+def _check_callers(name: str, callers: Iterable[str] | None) -> frozenset[str]:
+    if callers is None:
+        return CALLERS
+    chosen = frozenset([callers] if isinstance(callers, str) else callers)
+    if not chosen or chosen - CALLERS:
+        raise ToolDefinitionError(
+            f"tool {name!r}: allowed_callers must be a non-empty subset of "
+            f"{sorted(CALLERS)}, got {sorted(chosen)}"
+        )
+    return chosen
 
 
 def _check_timeout(name: str, timeout_s: Any) -> float | None:

@@ -112,6 +112,7 @@ class ToolRegistry:
                 "doc": t.description.splitlines()[0] if t.description else "",
             }
             for t in self._tools.values()
+            if "script" in t.allowed_callers
         ]
 
     def function_specs(self) -> list[dict[str, Any]]:

@@ -18,13 +18,21 @@ if TYPE_CHECKING:
         BackendUnavailable,
         ConfigurationError,
         ImageError,
+        ModelAuthError,
+        ModelEndpointError,
+        ModelRequestError,
+        ModelResponseError,
+        ModelUnavailableError,
         ProtocolError,
         SandboxStartError,
         SchemaError,
+        ToolAuthorizationError,
         ToolDefinitionError,
         ToolLoadError,
         ToolscriptError,
     )
+    from toolscript.runtime.agent import Agent, AgentResult
+    from toolscript.runtime.agent.resilience import ToolRateLimited, TransientToolError, resilient
     from toolscript.runtime.approval import Decision, ToolCallRequest
     from toolscript.runtime.limits import Limits
     from toolscript.runtime.results import RunError, RunResult, ToolCallRecord
@@ -54,6 +62,17 @@ _EXPORTS = {
     "ToolCallRecord": "toolscript.runtime.results",
     "Runtime": "toolscript.runtime.runtime",
     "Session": "toolscript.runtime.session",
+    "Agent": "toolscript.runtime.agent",
+    "AgentResult": "toolscript.runtime.agent",
+    "ModelAuthError": "toolscript.errors",
+    "ModelEndpointError": "toolscript.errors",
+    "ModelRequestError": "toolscript.errors",
+    "ModelResponseError": "toolscript.errors",
+    "ModelUnavailableError": "toolscript.errors",
+    "ToolAuthorizationError": "toolscript.errors",
+    "TransientToolError": "toolscript.runtime.agent.resilience",
+    "ToolRateLimited": "toolscript.runtime.agent.resilience",
+    "resilient": "toolscript.runtime.agent.resilience",
     "Tool": "toolscript.tools",
     "ToolRegistry": "toolscript.tools",
     "tool": "toolscript.tools",
@@ -74,6 +93,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Agent",
+    "AgentResult",
     "ApprovalRequired",
     "BackendError",
     "BackendUnavailable",
@@ -81,6 +102,11 @@ __all__ = [
     "Decision",
     "ImageError",
     "Limits",
+    "ModelAuthError",
+    "ModelEndpointError",
+    "ModelRequestError",
+    "ModelResponseError",
+    "ModelUnavailableError",
     "ProtocolError",
     "RunError",
     "RunResult",
@@ -89,12 +115,16 @@ __all__ = [
     "SchemaError",
     "Session",
     "Tool",
+    "ToolAuthorizationError",
     "ToolCallRecord",
     "ToolCallRequest",
     "ToolDefinitionError",
     "ToolLoadError",
+    "ToolRateLimited",
     "ToolRegistry",
     "ToolscriptError",
+    "TransientToolError",
+    "resilient",
     "tool",
 ]
 

@@ -12,7 +12,13 @@ Hierarchy::
     ├── ToolDefinitionError       a tool cannot be registered (bad name, duplicate,
     │   └── SchemaError           an annotation JSON Schema cannot express)
     ├── ToolLoadError             a tools module or file could not be loaded
-    ├── ApprovalRequired          an approval hook refused with "raise" semantics
+    ├── ApprovalRequired          an approval hook stopped the whole run
+    ├── ToolAuthorizationError    a tool's credentials were refused (never retried by the model)
+    ├── ModelEndpointError        the model endpoint failed (Agent)
+    │   ├── ModelRequestError     400/404/422: the request was refused; fix the request
+    │   ├── ModelAuthError        401/403: missing or wrong API key, no access to the model
+    │   ├── ModelUnavailableError 5xx/429/timeouts that outlasted the retries
+    │   └── ModelResponseError    the endpoint answered with something unparsable
     └── BackendError              the sandbox backend failed
         ├── BackendUnavailable    e.g. no Docker daemon; the message says how to fix it
         ├── ImageError            the sandbox image is missing or speaks another protocol
@@ -28,9 +34,15 @@ __all__ = [
     "BackendUnavailable",
     "ConfigurationError",
     "ImageError",
+    "ModelAuthError",
+    "ModelEndpointError",
+    "ModelRequestError",
+    "ModelResponseError",
+    "ModelUnavailableError",
     "ProtocolError",
     "SandboxStartError",
     "SchemaError",
+    "ToolAuthorizationError",
     "ToolDefinitionError",
     "ToolLoadError",
     "ToolscriptError",
@@ -59,6 +71,36 @@ class ToolLoadError(ToolscriptError):
 
 class ApprovalRequired(ToolscriptError):
     """Raised by an approval hook to stop the whole run instead of denying one call."""
+
+
+class ToolAuthorizationError(ToolscriptError):
+    """Raise from a tool when its credentials are refused: the run stops and the
+    programmer gets this exception (the model cannot fix credentials)."""
+
+
+class ModelEndpointError(ToolscriptError):
+    """The model endpoint failed; ``status`` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None, provider: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.provider = provider
+
+
+class ModelRequestError(ModelEndpointError, ValueError):
+    """The endpoint refused the request (HTTP 400, 404, 422 ...); retrying will not help."""
+
+
+class ModelAuthError(ModelEndpointError):
+    """The endpoint rejected the credentials (HTTP 401/403)."""
+
+
+class ModelUnavailableError(ModelEndpointError):
+    """Server errors, rate limits or timeouts persisted through every retry."""
+
+
+class ModelResponseError(ModelEndpointError):
+    """The endpoint's answer could not be parsed in the expected dialect."""
 
 
 class BackendError(ToolscriptError):

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolscript.errors import ToolscriptError
+from toolscript.errors import ToolAuthorizationError
 
 __all__ = [
     "SlidingWindow",
@@ -58,11 +58,6 @@ class ToolRateLimited(Exception):
     def __init__(self, message: str = "rate limited", retry_after_s: float | None = None):
         super().__init__(message)
         self.retry_after_s = retry_after_s
-
-
-class ToolAuthorizationError(ToolscriptError):
-    """Raise from a tool when its credentials are refused: the run stops and the
-    programmer gets this exception (the model cannot fix credentials)."""
 
 
 @dataclass
@@ -173,7 +168,7 @@ def resilient(
     )
     callers = getattr(original, "allowed_callers", None)
     if callers is not None:
-        wrapped.allowed_callers = callers  # type: ignore[attr-defined]
+        wrapped.allowed_callers = callers
     return wrapped
 
 

@@ -9,6 +9,7 @@ protocol through a :class:`SandboxHandle`.
 from __future__ import annotations
 
 import abc
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,10 +52,8 @@ class SandboxHandle(abc.ABC):
 
     def close(self) -> None:
         """Ask the sandbox to exit, then make sure it did. Idempotent."""
-        try:
+        with contextlib.suppress(Exception):
             self.send({"type": "shutdown"})
-        except Exception:
-            pass
         self.kill()
 
     @abc.abstractmethod
@@ -74,6 +73,10 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def start(self, spec: SandboxSpec) -> SandboxHandle:
         """Start one sandbox and wait for its ``ready`` message."""
+
+    def warm(self, spec: SandboxSpec) -> Any:
+        """Start preparing sandboxes for ``spec`` in the background (if pooled)."""
+        return None
 
     def shutdown(self) -> None:
         """Release pooled resources (warm sandboxes). Idempotent."""

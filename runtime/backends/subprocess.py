@@ -11,6 +11,7 @@ clock; the child exits by itself when the host goes away.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import select
 import signal
@@ -22,8 +23,9 @@ import time
 import weakref
 from typing import Any
 
-from toolscript.errors import SandboxStartError
 from toolscript.sandbox.protocol import PROTOCOL_VERSION, FrameDecoder, FrameError, encode_frame
+
+from toolscript.errors import SandboxStartError
 
 from ..limits import Limits
 from .base import Backend, SandboxDied, SandboxHandle, SandboxSpec
@@ -141,21 +143,15 @@ class ProcessHandle(SandboxHandle):
     def kill(self) -> None:
         if self.process.poll() is None:
             self._killed = True
-            try:
+            with contextlib.suppress(OSError):
                 self.process.kill()
-            except OSError:
-                pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         self._read_stderr()
         for stream in (self.process.stdin, self.process.stdout, self._errfile):
             if stream is not None:
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
         with _LIVE_LOCK:
             _LIVE.discard(self)
 

@@ -1,4 +1,4 @@
-"""Exceptions for failures of the model endpoint itself.
+"""Exceptions for failures of the model endpoint itself (defined in toolscript.errors).
 
 These are programmer-facing (they end :meth:`Agent.run`); errors made by the
 model's scripts or tool calls are data sent back to the model instead.
@@ -15,7 +15,13 @@ Hierarchy::
 
 from __future__ import annotations
 
-from toolscript.errors import ToolscriptError
+from toolscript.errors import (
+    ModelAuthError,
+    ModelEndpointError,
+    ModelRequestError,
+    ModelResponseError,
+    ModelUnavailableError,
+)
 
 __all__ = [
     "ModelAuthError",
@@ -26,26 +32,3 @@ __all__ = [
 ]
 
 
-class ModelEndpointError(ToolscriptError):
-    """The model endpoint failed; ``status`` is the HTTP status when there was one."""
-
-    def __init__(self, message: str, *, status: int | None = None, provider: str = "") -> None:
-        super().__init__(message)
-        self.status = status
-        self.provider = provider
-
-
-class ModelRequestError(ModelEndpointError, ValueError):
-    """The endpoint refused the request (HTTP 400, 404, 422 ...); retrying will not help."""
-
-
-class ModelAuthError(ModelEndpointError):
-    """The endpoint rejected the credentials (HTTP 401/403)."""
-
-
-class ModelUnavailableError(ModelEndpointError):
-    """Server errors, rate limits or timeouts persisted through every retry."""
-
-
-class ModelResponseError(ModelEndpointError):
-    """The endpoint's answer could not be parsed in the expected dialect."""
