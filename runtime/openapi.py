@@ -23,6 +23,7 @@ the status and the start of the response body).
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import os
@@ -34,8 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolscript.errors import ConfigurationError, ToolDefinitionError
 from toolscript.tools import Tool, check_tool_name
+
+from toolscript.errors import ConfigurationError, ToolDefinitionError
 
 from .proxytool import SchemaTool, python_identifier
 
@@ -101,7 +103,7 @@ def load_document(document: Mapping[str, Any] | str | os.PathLike[str]) -> dict[
             raise ConfigurationError(f"cannot read the OpenAPI document {path}: {exc}") from exc
         if path.suffix in (".yaml", ".yml"):
             try:
-                import yaml
+                yaml = importlib.import_module("yaml")
             except ImportError as exc:
                 raise ConfigurationError("reading YAML needs PyYAML (pip install pyyaml); or "
                                          "convert the document to JSON") from exc

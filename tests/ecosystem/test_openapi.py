@@ -10,10 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from toolscript.runtime.openapi import ApiKeyAuth, BearerAuth, OpenAPISource
 
 from toolscript import Runtime
 from toolscript.errors import ConfigurationError
-from toolscript.runtime.openapi import ApiKeyAuth, BearerAuth, OpenAPISource
 
 DOCUMENT: dict[str, Any] = {
     "openapi": "3.0.3",
