@@ -96,8 +96,10 @@ class RunResult:
         error: ``None``, or a :class:`RunError` with a stable ``type``.
         tool_calls: one :class:`ToolCallRecord` per attempted call, in order.
         duration_s: wall time of the run, in seconds.
-        session_restarted: True if the sandbox had to be killed; the session's
-            variables were lost and the next run starts fresh.
+        session_restarted: True if the sandbox had to be killed during this run
+            (the next run starts fresh), or had died since the previous run and
+            this run started in a fresh one; either way the session's variables
+            were lost.
     """
 
     ok: bool

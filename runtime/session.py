@@ -83,7 +83,9 @@ class Session:
             },
         }
 
-    def _ensure_sandbox(self) -> None:
+    def _ensure_sandbox(self) -> bool:
+        """Start the sandbox if needed; True if it replaced one that had died
+        since the last run (its variables are lost)."""
         if self._closed:
             raise RuntimeError("this session is closed")
         if self.runtime.backend_name == "inprocess":
@@ -91,9 +93,10 @@ class Session:
                 sandbox = InprocessSandbox()
                 sandbox.handle(self._configure_message(apply_process_limits=False))
                 self._inprocess = sandbox
-            return
+            return False
         if self._handle is not None and self._handle.is_alive():
-            return
+            return False
+        replaced = self._handle is not None
         if self._handle is not None:
             self._handle.kill()
             self._handle = None
@@ -101,6 +104,7 @@ class Session:
             SandboxSpec(limits=self.runtime.limits), self._configure_message(True)
         )
         self._handle = handle
+        return replaced
 
     def restart(self) -> None:
         """Kill the sandbox; the next run starts a fresh one (variables are lost)."""
@@ -127,11 +131,12 @@ class Session:
             run_id = f"{self.id}-{next(self._runs)}"
             ctx = RunContext(run_id, self.id, self.runtime.limits.max_tool_calls)
             started = time.perf_counter()
-            self._ensure_sandbox()
+            replaced = self._ensure_sandbox()
             if self._inprocess is not None:
                 message, restarted = self._run_inprocess(code, ctx), False
             else:
                 message, restarted = self._run_remote(code, ctx)
+            restarted = restarted or replaced
             if ctx.abort is not None:
                 raise ctx.abort
             error = message.get("error")

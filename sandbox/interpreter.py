@@ -213,14 +213,23 @@ class Interpreter:
                 "message": f"MemoryError: the script ran out of memory {exc}".strip(),
                 "line": _script_line(exc),
             })
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit):
+            raise  # the host's (inprocess) signal: scripts cannot name these classes
+        except BaseException as exc:  # incl. GeneratorExit and a script's own subclasses
             line = _script_line(exc)
             where = f" (line {line})" if line else ""
             return self._result(error={
                 "type": "script_error",
-                "message": f"{_type_name(exc)}: {exc}{where}",
+                "message": f"{_type_name(exc)}: {exc}{where}{self._tools_hint(exc)}",
                 "exception": _type_name(exc), "line": line,
             })
+
+    def _tools_hint(self, exc: BaseException) -> str:
+        """For a NameError (often a misremembered tool name): the available tools."""
+        if type(exc) is not NameError or not self.tools:
+            return ""
+        names = ", ".join(sorted(str(spec["name"]) for spec in self.tools))
+        return f". Available tools: {names}"
 
     def _abort_error(self, exc: SandboxAbort) -> dict[str, Any]:
         error_type = self.abort.error_type or exc.error_type

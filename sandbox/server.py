@@ -81,14 +81,14 @@ class StreamHostLink:
         """Send one tool call; return its reply."""
         try:
             return self._exchange({"type": "call", "tool": tool, "args": args})
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:  # the encoder: TypeError for a set, an object
             return _not_json_reply(exc)
 
     def call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Send several tool calls at once; return their replies in order."""
         try:
             reply = self._exchange({"type": "call_many", "calls": calls})
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             return [_not_json_reply(exc) for _ in calls]
         results: list[dict[str, Any]] = reply.get("results") or []
         if len(results) != len(calls):
