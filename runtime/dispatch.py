@@ -27,6 +27,11 @@ from toolscript.errors import ApprovalRequired, ToolscriptError
 from .approval import ApprovalHook, ToolCallRequest, decide
 from .limits import Limits
 from .results import RunError, ToolCallRecord
+from .workers import CallTimedOut, HandoffWorkers
+
+
+class ToolTimedOut(Exception):
+    """A tool call passed its timeout (distinct from a ``TimeoutError`` the tool raises)."""
 
 Reply = dict[str, Any]
 
@@ -61,26 +66,27 @@ class RunContext:
 class ToolExecutor:
     """Runs tool functions, with a timeout when one applies.
 
-    A call with a timeout runs on a worker thread so the caller can give up
-    on it; a tool that never returns keeps its worker (Python cannot kill a
-    thread), so the pool is generous. Calls without a timeout run inline.
+    A call with a timeout runs on a parked worker thread
+    (:class:`~toolscript.runtime.workers.HandoffWorkers`) so the caller can
+    give up on it; a tool that never returns keeps its thread (Python cannot
+    kill one). Calls without a timeout run inline. ``parallel()`` batches use
+    a thread pool.
     """
 
     def __init__(self, max_workers: int = 64) -> None:
         self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=max_workers, thread_name_prefix="toolscript-tool"
+            max_workers=max_workers, thread_name_prefix="toolscript-parallel"
         )
+        self._workers = HandoffWorkers()
 
     def run(self, tool: Tool, args: dict[str, Any], timeout_s: float | None) -> Any:
-        """Invoke the tool; raise ``TimeoutError`` when the timeout passes."""
+        """Invoke the tool; raise :class:`ToolTimedOut` when the timeout passes."""
         if timeout_s is None:
             return tool.invoke(args)
-        future = self._pool.submit(tool.invoke, args)
         try:
-            return future.result(timeout=timeout_s)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise TimeoutError(f"{tool.name} did not finish within {timeout_s:g} s") from None
+            return self._workers.call(functools.partial(tool.invoke, args), timeout_s)
+        except CallTimedOut:
+            raise ToolTimedOut(f"{tool.name} did not finish within {timeout_s:g} s") from None
 
     def submit(self, func: Callable[[], Any]) -> concurrent.futures.Future[Any]:
         """Run ``func`` on the pool (used for concurrent read-only calls)."""
@@ -89,6 +95,7 @@ class ToolExecutor:
     def shutdown(self) -> None:
         """Stop accepting work; running tools are left to finish."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._workers.shutdown()
 
 
 def _error(error_type: str, message: str, **details: Any) -> Reply:
@@ -205,7 +212,7 @@ class Dispatcher:
                 result = tool.invoke(args)
             else:
                 result = self.executor.run(tool, args, timeout)
-        except TimeoutError as exc:
+        except ToolTimedOut as exc:
             return _error("timeout", str(exc))
         except ToolscriptError as exc:
             raise HostAbort(exc) from exc
