@@ -62,8 +62,9 @@ __all__ = [
     "run_item",
 ]
 
-INFRASTRUCTURE_ERRORS = frozenset({"infrastructure", "sandbox_crashed", "protocol_error",
-                                   "worker_lost"})
+INFRASTRUCTURE_ERRORS = frozenset(
+    {"infrastructure", "sandbox_crashed", "protocol_error", "worker_lost"}
+)
 """Error types that say the item never really ran; after an interrupt such
 items are left unrecorded, so a resumed batch runs them again."""
 
@@ -151,28 +152,40 @@ def _error(error_type: str, message: str, **details: Any) -> dict[str, Any]:
     return {"type": error_type, "message": message, **details}
 
 
-def _record(index: int, item: Any, options: ItemOptions, started: float,
-            result: RunResult | None = None, error: dict[str, Any] | None = None
-            ) -> dict[str, Any]:
+def _record(
+    index: int,
+    item: Any,
+    options: ItemOptions,
+    started: float,
+    result: RunResult | None = None,
+    error: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     record: dict[str, Any] = {"index": index}
     if options.include_item:
         record["item"] = item if not isinstance(item, InvalidItem) else item.text
     if result is not None:
         calls = result.tool_calls
-        record.update(ok=result.ok, value=result.value, stdout=result.stdout,
-                      error=result.error.to_dict() if result.error else None,
-                      tool_calls=len(calls), tool_call_errors=sum(1 for c in calls if not c.ok))
+        record.update(
+            ok=result.ok,
+            value=result.value,
+            stdout=result.stdout,
+            error=result.error.to_dict() if result.error else None,
+            tool_calls=len(calls),
+            tool_call_errors=sum(1 for c in calls if not c.ok),
+        )
         if options.full_tool_calls:
             record["calls"] = [c.to_dict() for c in calls]
     else:
-        record.update(ok=False, value=None, stdout="", error=error, tool_calls=0,
-                      tool_call_errors=0)
+        record.update(
+            ok=False, value=None, stdout="", error=error, tool_calls=0, tool_call_errors=0
+        )
     record["duration_s"] = round(time.perf_counter() - started, 6)
     return record
 
 
-def run_item(runtime: Runtime, script: str, index: int, item: Any,
-             options: ItemOptions = ItemOptions()) -> dict[str, Any]:
+def run_item(
+    runtime: Runtime, script: str, index: int, item: Any, options: ItemOptions = ItemOptions()
+) -> dict[str, Any]:
     """Run ``script`` for one item in a new session; return its result record.
 
     Never raises for a failure of the item (script error, tool error, sandbox
@@ -181,31 +194,60 @@ def run_item(runtime: Runtime, script: str, index: int, item: Any,
     """
     started = time.perf_counter()
     if isinstance(item, InvalidItem):
-        return _record(index, item, options, started, error=_error(
-            "invalid_item", f"input line {item.line} is not JSON: {item.reason}",
-            line=item.line))
+        return _record(
+            index,
+            item,
+            options,
+            started,
+            error=_error(
+                "invalid_item", f"input line {item.line} is not JSON: {item.reason}", line=item.line
+            ),
+        )
     try:
         binding = bind_source(options.item_var, item)
     except ValueError as exc:
-        return _record(index, item, options, started,
-                       error=_error("invalid_item", f"the item is not JSON data: {exc}"))
+        return _record(
+            index,
+            item,
+            options,
+            started,
+            error=_error("invalid_item", f"the item is not JSON data: {exc}"),
+        )
     try:
         with runtime.session() as session:
             bound = session.run(binding)
             if not bound.ok:
                 message = bound.error.message if bound.error else "unknown error"
-                return _record(index, item, options, started,
-                               error=_error("invalid_item", f"cannot bind the item: {message}"))
+                return _record(
+                    index,
+                    item,
+                    options,
+                    started,
+                    error=_error("invalid_item", f"cannot bind the item: {message}"),
+                )
             result = session.run(script)
     except ApprovalRequired as exc:
-        return _record(index, item, options, started,
-                       error=_error("approval_required", str(exc)))
+        return _record(index, item, options, started, error=_error("approval_required", str(exc)))
     except ToolscriptError as exc:
-        return _record(index, item, options, started, error=_error(
-            "infrastructure", f"{type(exc).__name__}: {exc}", exception=type(exc).__name__))
+        return _record(
+            index,
+            item,
+            options,
+            started,
+            error=_error(
+                "infrastructure", f"{type(exc).__name__}: {exc}", exception=type(exc).__name__
+            ),
+        )
     except Exception as exc:
-        return _record(index, item, options, started, error=_error(
-            "host_exception", f"{type(exc).__name__}: {exc}", exception=type(exc).__name__))
+        return _record(
+            index,
+            item,
+            options,
+            started,
+            error=_error(
+                "host_exception", f"{type(exc).__name__}: {exc}", exception=type(exc).__name__
+            ),
+        )
     return _record(index, item, options, started, result=result)
 
 
@@ -234,11 +276,17 @@ class RuntimeSpec:
         from .runtime import Runtime
 
         if self.approve == "ask":
-            raise ConfigurationError("batch jobs cannot ask at the terminal for each call: use "
-                                     "--approve allow, deny or default")
+            raise ConfigurationError(
+                "batch jobs cannot ask at the terminal for each call: use "
+                "--approve allow, deny or default"
+            )
         tools = [t for spec in self.tools for t in load_tools(spec)]
-        return Runtime(tools=tools, backend=self.backend, approve=named_policy(self.approve),
-                       limits=Limits(**dict(self.limits)))
+        return Runtime(
+            tools=tools,
+            backend=self.backend,
+            approve=named_policy(self.approve),
+            limits=Limits(**dict(self.limits)),
+        )
 
 
 # --- executors -----------------------------------------------------------------------
@@ -264,8 +312,9 @@ class ItemExecutor(Protocol):
 class LocalExecutor:
     """Items on a thread pool over one Runtime (each item its own session)."""
 
-    def __init__(self, runtime: Runtime, script: str, concurrency: int,
-                 options: ItemOptions) -> None:
+    def __init__(
+        self, runtime: Runtime, script: str, concurrency: int, options: ItemOptions
+    ) -> None:
         if concurrency < 1:
             raise ConfigurationError("concurrency must be at least 1")
         self.runtime = runtime
@@ -273,7 +322,8 @@ class LocalExecutor:
         self.options = options
         self.window = concurrency
         self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=concurrency, thread_name_prefix="toolscript-batch")
+            max_workers=concurrency, thread_name_prefix="toolscript-batch"
+        )
 
     def submit(self, index: int, item: Any) -> concurrent.futures.Future[dict[str, Any]]:
         """Queue one item."""
@@ -282,14 +332,21 @@ class LocalExecutor:
     def wait(self, handles: Collection[Any], timeout: float) -> list[tuple[Any, dict[str, Any]]]:
         """Finished futures with their records."""
         done, _ = concurrent.futures.wait(
-            handles, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED)
+            handles, timeout=timeout, return_when=concurrent.futures.FIRST_COMPLETED
+        )
         out = []
         for future in done:
             if future.cancelled():
                 continue
             exc = future.exception()
-            record = future.result() if exc is None else {
-                "ok": False, "error": _error("host_exception", f"{type(exc).__name__}: {exc}")}
+            record = (
+                future.result()
+                if exc is None
+                else {
+                    "ok": False,
+                    "error": _error("host_exception", f"{type(exc).__name__}: {exc}"),
+                }
+            )
             out.append((future, record))
         return out
 
@@ -344,10 +401,17 @@ class BatchSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
-        return {"total": self.total, "skipped": self.skipped, "ok": self.ok,
-                "failed": self.failed, "errors_by_type": dict(self.errors_by_type),
-                "tool_calls": self.tool_calls, "tool_call_errors": self.tool_call_errors,
-                "elapsed_s": round(self.elapsed_s, 3), "interrupted": self.interrupted}
+        return {
+            "total": self.total,
+            "skipped": self.skipped,
+            "ok": self.ok,
+            "failed": self.failed,
+            "errors_by_type": dict(self.errors_by_type),
+            "tool_calls": self.tool_calls,
+            "tool_call_errors": self.tool_call_errors,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "interrupted": self.interrupted,
+        }
 
     def render(self) -> str:
         """A short human-readable summary."""
@@ -359,8 +423,10 @@ class BatchSummary:
             f"tool calls: {self.tool_calls} ({self.tool_call_errors} failed)",
         ]
         if self.errors_by_type:
-            lines.append("errors by type: " + ", ".join(
-                f"{name} {count}" for name, count in self.errors_by_type.most_common()))
+            lines.append(
+                "errors by type: "
+                + ", ".join(f"{name} {count}" for name, count in self.errors_by_type.most_common())
+            )
         if self.total is not None:
             remaining = self.total - self.skipped - self.finished
             if remaining > 0:
@@ -424,8 +490,11 @@ def run_batch(
         executor = LocalExecutor(runtime, script, concurrency, options)
     if total is None and isinstance(items, Collection):
         total = len(items)
-    store = BatchStore(out, script=script, checkpoint=checkpoint, resume=resume,
-                       durable=durable) if out is not None else None
+    store = (
+        BatchStore(out, script=script, checkpoint=checkpoint, resume=resume, durable=durable)
+        if out is not None
+        else None
+    )
     summary = BatchSummary(total=total)
     report = BatchReport(summary)
     shown = make_progress(progress)
@@ -443,8 +512,14 @@ def run_batch(
     return report
 
 
-def _drive(executor: ItemExecutor, source: Iterator[tuple[int, Any]], store: BatchStore | None,
-           summary: BatchSummary, report: BatchReport, shown: Progress) -> None:
+def _drive(
+    executor: ItemExecutor,
+    source: Iterator[tuple[int, Any]],
+    store: BatchStore | None,
+    summary: BatchSummary,
+    report: BatchReport,
+    shown: Progress,
+) -> None:
     pending: dict[Any, tuple[int, str]] = {}
     stopping = False
 
@@ -469,8 +544,10 @@ def _drive(executor: ItemExecutor, source: Iterator[tuple[int, Any]], store: Bat
                 raise
             stopping = summary.interrupted = True
             executor.cancel_pending()
-            shown.message(f"stopping: waiting for {len(pending)} running item(s) to finish "
-                          "(interrupt again to abandon them; they run again on resume)")
+            shown.message(
+                f"stopping: waiting for {len(pending)} running item(s) to finish "
+                "(interrupt again to abandon them; they run again on resume)"
+            )
             continue
         for handle, record in finished:
             index, sha = pending.pop(handle)

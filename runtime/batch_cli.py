@@ -31,34 +31,66 @@ def add_batch_command(subparsers: Any) -> None:
     from .cli import add_common_runtime_options
 
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        "batch", help="run a script once per input item (JSONL), with progress and resume",
+        "batch",
+        help="run a script once per input item (JSONL), with progress and resume",
         description="Run SCRIPT once per line of --inputs, each item in its own sandbox "
-        "session with the item bound to a variable (default: item).")
+        "session with the item bound to a variable (default: item).",
+    )
     parser.add_argument("script", help="path of the script")
-    parser.add_argument("--inputs", required=True, metavar="ITEMS.jsonl",
-                        help="one JSON item per line (- for standard input)")
+    parser.add_argument(
+        "--inputs",
+        required=True,
+        metavar="ITEMS.jsonl",
+        help="one JSON item per line (- for standard input)",
+    )
     add_common_runtime_options(parser)
-    parser.add_argument("--concurrency", type=int, default=4, metavar="N",
-                        help="items running at once (default 4; per worker with --cluster)")
-    parser.add_argument("--out", metavar="RESULTS.jsonl",
-                        help="results file (JSONL); enables the checkpoint and --resume. "
-                        "Without it results go to standard output")
-    parser.add_argument("--checkpoint", metavar="PATH",
-                        help="checkpoint file (default: OUT.checkpoint)")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue an interrupted batch: items already in OUT are skipped")
-    parser.add_argument("--item-var", default="item", metavar="NAME",
-                        help="variable the item is bound to (default: item)")
-    parser.add_argument("--no-items", action="store_true",
-                        help="do not copy each item into its result line")
-    parser.add_argument("--full-tool-calls", action="store_true",
-                        help="record every tool call in full in the results")
-    parser.add_argument("--progress", default="auto", choices=["auto", "rich", "plain", "none"],
-                        help="progress display on standard error (default: auto)")
-    parser.add_argument("--summary-json", metavar="PATH",
-                        help="also write the summary as JSON to PATH")
-    parser.add_argument("--cluster", metavar="tcp://HOST:PORT",
-                        help="distribute items over this Dask scheduler")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=4,
+        metavar="N",
+        help="items running at once (default 4; per worker with --cluster)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="RESULTS.jsonl",
+        help="results file (JSONL); enables the checkpoint and --resume. "
+        "Without it results go to standard output",
+    )
+    parser.add_argument(
+        "--checkpoint", metavar="PATH", help="checkpoint file (default: OUT.checkpoint)"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted batch: items already in OUT are skipped",
+    )
+    parser.add_argument(
+        "--item-var",
+        default="item",
+        metavar="NAME",
+        help="variable the item is bound to (default: item)",
+    )
+    parser.add_argument(
+        "--no-items", action="store_true", help="do not copy each item into its result line"
+    )
+    parser.add_argument(
+        "--full-tool-calls",
+        action="store_true",
+        help="record every tool call in full in the results",
+    )
+    parser.add_argument(
+        "--progress",
+        default="auto",
+        choices=["auto", "rich", "plain", "none"],
+        help="progress display on standard error (default: auto)",
+    )
+    parser.add_argument(
+        "--summary-json", metavar="PATH", help="also write the summary as JSON to PATH"
+    )
+    parser.add_argument(
+        "--cluster", metavar="tcp://HOST:PORT", help="distribute items over this Dask scheduler"
+    )
     parser.set_defaults(handler=cmd_batch)
 
 
@@ -73,8 +105,12 @@ def runtime_spec_from_args(args: argparse.Namespace) -> RuntimeSpec:
         limits["wall_time_s"] = args.timeout
     if args.memory_mb is not None:
         limits["memory_mb"] = args.memory_mb
-    return RuntimeSpec(tools=tuple(tools), backend=args.backend, approve=args.approve,
-                       limits=tuple(sorted(limits.items())))
+    return RuntimeSpec(
+        tools=tuple(tools),
+        backend=args.backend,
+        approve=args.approve,
+        limits=tuple(sorted(limits.items())),
+    )
 
 
 class _Terminate(KeyboardInterrupt):
@@ -94,22 +130,34 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise ConfigurationError("--resume needs --out (the results file to continue)")
     spec = runtime_spec_from_args(args)
     items, total = read_jsonl_items(args.inputs)
-    options = ItemOptions(item_var=args.item_var, include_item=not args.no_items,
-                          full_tool_calls=args.full_tool_calls)
+    options = ItemOptions(
+        item_var=args.item_var, include_item=not args.no_items, full_tool_calls=args.full_tool_calls
+    )
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     runtime = None
     try:
         if args.cluster:
             from .distributed import DaskExecutor
 
-            executor: Any = DaskExecutor(args.cluster, spec, script, options,
-                                         concurrency=args.concurrency)
+            executor: Any = DaskExecutor(
+                args.cluster, spec, script, options, concurrency=args.concurrency
+            )
         else:
             runtime = spec.build()
             executor = None
-        report = run_batch(runtime, script, items, concurrency=args.concurrency, out=args.out,
-                           checkpoint=args.checkpoint, resume=args.resume, options=options,
-                           progress=args.progress, total=total, executor=executor)
+        report = run_batch(
+            runtime,
+            script,
+            items,
+            concurrency=args.concurrency,
+            out=args.out,
+            checkpoint=args.checkpoint,
+            resume=args.resume,
+            options=options,
+            progress=args.progress,
+            total=total,
+            executor=executor,
+        )
     except KeyboardInterrupt:
         # A second interrupt: running items are abandoned (they run again on resume).
         sys.stderr.write("toolscript: batch abandoned; run again with --resume\n")

@@ -96,8 +96,12 @@ class PlainProgress:
         elapsed = max(time.monotonic() - self._started, 1e-9)
         rate = self.done_now / elapsed
         total = "?" if self.total is None else str(self.total)
-        parts = [f"{self.done}/{total} items", f"{self.errors} errors", f"{rate:.1f} items/s",
-                 f"elapsed {_duration(elapsed)}"]
+        parts = [
+            f"{self.done}/{total} items",
+            f"{self.errors} errors",
+            f"{rate:.1f} items/s",
+            f"elapsed {_duration(elapsed)}",
+        ]
         if self.total is not None and rate > 0:
             parts.append(f"ETA {_duration(max(self.total - self.done, 0) / rate)}")
         return ", ".join(parts)
@@ -154,10 +158,16 @@ class RichProgress:
 
         self.console = Console(file=stream or sys.stderr)
         self._bar = RichBar(
-            TextColumn("batch"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("[red]{task.fields[errors]} errors"), RateColumn(),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=self.console, transient=False,
+            TextColumn("batch"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("[red]{task.fields[errors]} errors"),
+            RateColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
         )
         self._task: Any = None
         self.errors = 0
@@ -185,8 +195,9 @@ class RichProgress:
             self._bar.stop()
 
 
-def make_progress(kind: str | bool | Progress | None = "auto",
-                  stream: TextIO | None = None) -> Progress:
+def make_progress(
+    kind: str | bool | Progress | None = "auto", stream: TextIO | None = None
+) -> Progress:
     """A progress display: ``"auto"`` (rich on a terminal if installed, else
     plain), ``"rich"``, ``"plain"``, ``"none"``/``False``, or a ready object."""
     if kind is None or kind is False or kind == "none":

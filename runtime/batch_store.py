@@ -39,8 +39,7 @@ CHECKPOINT_VERSION = 1
 
 def item_sha(item: Any) -> str:
     """A short, stable fingerprint of one input item (canonical JSON)."""
-    data = json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                      default=repr)
+    data = json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
@@ -65,8 +64,10 @@ def _read_lines(path: Path) -> list[Any]:
         try:
             lines.append(json.loads(raw))
         except ValueError as exc:
-            raise ConfigurationError(f"{path}: line {number} is not JSON ({exc}); this file "
-                                     "was not written by a batch run") from exc
+            raise ConfigurationError(
+                f"{path}: line {number} is not JSON ({exc}); this file "
+                "was not written by a batch run"
+            ) from exc
     return lines
 
 
@@ -81,9 +82,15 @@ class BatchStore:
         durable: ``fsync`` after every line (on by default; off only for tests of speed).
     """
 
-    def __init__(self, out: str | os.PathLike[str], *, script: str,
-                 checkpoint: str | os.PathLike[str] | None = None, resume: bool = False,
-                 durable: bool = True) -> None:
+    def __init__(
+        self,
+        out: str | os.PathLike[str],
+        *,
+        script: str,
+        checkpoint: str | os.PathLike[str] | None = None,
+        resume: bool = False,
+        durable: bool = True,
+    ) -> None:
         self.out = Path(out)
         self.checkpoint = Path(checkpoint) if checkpoint else Path(f"{self.out}.checkpoint")
         self.script_sha = script_sha(script)
@@ -101,12 +108,14 @@ class BatchStore:
         if exists and not self.resume:
             raise ConfigurationError(
                 f"{exists[0]} already exists: pass resume=True (--resume) to continue that "
-                "batch, or choose another output file")
+                "batch, or choose another output file"
+            )
         header, entries = self._read_checkpoint()
         if header is not None and header.get("script_sha256") != self.script_sha:
             raise ConfigurationError(
                 f"{self.checkpoint} belongs to a batch of a different script; resume it with "
-                "the same script, or choose another output file")
+                "the same script, or choose another output file"
+            )
         for entry in entries:
             self.done[int(entry["index"])] = entry.get("item_sha")
         adopted = []
@@ -121,8 +130,10 @@ class BatchStore:
         self._out_fd = os.open(self.out, flags, 0o644)
         self._ckpt_fd = os.open(self.checkpoint, flags, 0o644)
         if header is None:
-            self._append(self._ckpt_fd, {"toolscript_batch": CHECKPOINT_VERSION,
-                                         "script_sha256": self.script_sha})
+            self._append(
+                self._ckpt_fd,
+                {"toolscript_batch": CHECKPOINT_VERSION, "script_sha256": self.script_sha},
+            )
         for index in adopted:
             self._append(self._ckpt_fd, {"index": index, "item_sha": None, "adopted": True})
         return dict(self.done)
@@ -133,8 +144,10 @@ class BatchStore:
             return None, []
         header = lines[0]
         if not isinstance(header, dict) or header.get("toolscript_batch") != CHECKPOINT_VERSION:
-            raise ConfigurationError(f"{self.checkpoint} is not a toolscript batch checkpoint "
-                                     f"(version {CHECKPOINT_VERSION})")
+            raise ConfigurationError(
+                f"{self.checkpoint} is not a toolscript batch checkpoint "
+                f"(version {CHECKPOINT_VERSION})"
+            )
         return header, [e for e in lines[1:] if isinstance(e, dict) and "index" in e]
 
     # --- use ---------------------------------------------------------------------
@@ -151,7 +164,8 @@ class BatchStore:
         if recorded is not None and recorded != sha:
             raise ConfigurationError(
                 f"item {index} differs from the one the interrupted batch finished; the inputs "
-                "changed, so resuming would mix results: start a new batch instead")
+                "changed, so resuming would mix results: start a new batch instead"
+            )
         return True
 
     def record(self, record: dict[str, Any], sha: str) -> None:

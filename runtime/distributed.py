@@ -57,18 +57,27 @@ def _close_runtimes() -> None:
         runtime.close()
 
 
-def run_item_on_worker(spec: RuntimeSpec, script: str, index: int, item: Any,
-                       options: ItemOptions) -> dict[str, Any]:
+def run_item_on_worker(
+    spec: RuntimeSpec, script: str, index: int, item: Any, options: ItemOptions
+) -> dict[str, Any]:
     """The Dask task of one item: :func:`~toolscript.runtime.batch.run_item` on
     this worker's Runtime; the record names the worker."""
     try:
         runtime = _runtime_for(spec)
     except Exception as exc:
-        return {"index": index, "ok": False, "value": None, "stdout": "", "tool_calls": 0,
-                "tool_call_errors": 0, "error": {
-                    "type": "infrastructure",
-                    "message": f"the worker cannot build its runtime: {type(exc).__name__}: {exc}",
-                    "exception": type(exc).__name__}}
+        return {
+            "index": index,
+            "ok": False,
+            "value": None,
+            "stdout": "",
+            "tool_calls": 0,
+            "tool_call_errors": 0,
+            "error": {
+                "type": "infrastructure",
+                "message": f"the worker cannot build its runtime: {type(exc).__name__}: {exc}",
+                "exception": type(exc).__name__,
+            },
+        }
     record = run_item(runtime, script, index, item, options)
     try:
         from distributed import get_worker
@@ -92,13 +101,21 @@ class DaskExecutor:
             number of workers when the batch starts).
     """
 
-    def __init__(self, cluster: Any, spec: RuntimeSpec, script: str, options: ItemOptions,
-                 *, concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        cluster: Any,
+        spec: RuntimeSpec,
+        script: str,
+        options: ItemOptions,
+        *,
+        concurrency: int = 4,
+    ) -> None:
         from distributed import Client
 
         self._own_client = isinstance(cluster, str)
-        self.client = (Client(cluster) if isinstance(cluster, str)  # type: ignore[no-untyped-call]
-                       else cluster)
+        if isinstance(cluster, str):
+            cluster = Client(cluster)  # type: ignore[no-untyped-call]
+        self.client = cluster
         self.spec = spec
         self.script = script
         self.options = options
@@ -109,9 +126,16 @@ class DaskExecutor:
 
     def submit(self, index: int, item: Any) -> Any:
         """Send one item to the cluster."""
-        future = self.client.submit(run_item_on_worker, self.spec, self.script, index, item,
-                                    self.options, key=f"toolscript-{self._batch}-{index}",
-                                    pure=False)
+        future = self.client.submit(
+            run_item_on_worker,
+            self.spec,
+            self.script,
+            index,
+            item,
+            self.options,
+            key=f"toolscript-{self._batch}-{index}",
+            pure=False,
+        )
         self._pending.add(future)
         return future
 
@@ -121,8 +145,11 @@ class DaskExecutor:
         from distributed import wait
 
         try:
-            done, _ = wait(list(handles), timeout=timeout,  # type: ignore[no-untyped-call]
-                           return_when="FIRST_COMPLETED")
+            done, _ = wait(
+                list(handles),
+                timeout=timeout,  # type: ignore[no-untyped-call]
+                return_when="FIRST_COMPLETED",
+            )
         except TimeoutError:
             return []
         out = []
@@ -133,9 +160,19 @@ class DaskExecutor:
             else:
                 exc = future.exception() if future.status == "error" else None
                 message = f"{type(exc).__name__}: {exc}" if exc else f"task {future.status}"
-                out.append((future, {"ok": False, "value": None, "stdout": "", "tool_calls": 0,
-                                     "tool_call_errors": 0, "error": {
-                                         "type": "worker_lost", "message": message}}))
+                out.append(
+                    (
+                        future,
+                        {
+                            "ok": False,
+                            "value": None,
+                            "stdout": "",
+                            "tool_calls": 0,
+                            "tool_call_errors": 0,
+                            "error": {"type": "worker_lost", "message": message},
+                        },
+                    )
+                )
         return out
 
     def cancel_pending(self) -> None:

@@ -105,8 +105,10 @@ def load_document(document: Mapping[str, Any] | str | os.PathLike[str]) -> dict[
             try:
                 yaml = importlib.import_module("yaml")
             except ImportError as exc:
-                raise ConfigurationError("reading YAML needs PyYAML (pip install pyyaml); or "
-                                         "convert the document to JSON") from exc
+                raise ConfigurationError(
+                    "reading YAML needs PyYAML (pip install pyyaml); or "
+                    "convert the document to JSON"
+                ) from exc
             data = yaml.safe_load(text)
         else:
             data = json.loads(text)
@@ -144,8 +146,11 @@ def _schema_31(schema: Any) -> Any:
         return [_schema_31(s) for s in schema]
     if not isinstance(schema, Mapping):
         return schema
-    out = {k: _schema_31(v) for k, v in schema.items() if k not in ("nullable", "example",
-                                                                      "xml", "discriminator")}
+    out = {
+        k: _schema_31(v)
+        for k, v in schema.items()
+        if k not in ("nullable", "example", "xml", "discriminator")
+    }
     if schema.get("nullable") is True and isinstance(out.get("type"), str):
         out["type"] = [out["type"], "null"]
     return out
@@ -217,10 +222,14 @@ class OpenAPISource:
                 operation = item.get(method)
                 if not isinstance(operation, Mapping):
                     continue
-                base = python_identifier(operation.get("operationId")
-                                         or f"{method}_{path.strip('/')}")
-                if self.include is not None and base not in self.include \
-                        and operation.get("operationId") not in self.include:
+                base = python_identifier(
+                    operation.get("operationId") or f"{method}_{path.strip('/')}"
+                )
+                if (
+                    self.include is not None
+                    and base not in self.include
+                    and operation.get("operationId") not in self.include
+                ):
                     continue
                 name = f"{self.prefix}_{base}" if self.prefix else base
                 if name in names:
@@ -229,14 +238,22 @@ class OpenAPISource:
                 tools.append(self._tool(name, method, path, item, operation))
         return tools
 
-    def _tool(self, name: str, method: str, path: str, item: Mapping[str, Any],
-              operation: Mapping[str, Any]) -> Tool:
+    def _tool(
+        self,
+        name: str,
+        method: str,
+        path: str,
+        item: Mapping[str, Any],
+        operation: Mapping[str, Any],
+    ) -> Tool:
         properties: dict[str, Any] = {}
         required: list[str] = []
         op = _Operation(method, path, {}, "", ())
-        merged = {(p.get("in"), p.get("name")): p
-                  for p in [*(item.get("parameters") or []), *(operation.get("parameters") or [])]
-                  if isinstance(p, Mapping)}
+        merged = {
+            (p.get("in"), p.get("name")): p
+            for p in [*(item.get("parameters") or []), *(operation.get("parameters") or [])]
+            if isinstance(p, Mapping)
+        }
         for (location, wire), param in merged.items():
             if location not in ("path", "query", "header") or not isinstance(wire, str):
                 continue
@@ -252,8 +269,12 @@ class OpenAPISource:
         if body is not None:
             schema, body_required = body
             props = schema.get("properties") if schema.get("type", "object") == "object" else None
-            if isinstance(props, Mapping) and props and not set(props) & set(properties) \
-                    and all(str(p).isidentifier() for p in props):
+            if (
+                isinstance(props, Mapping)
+                and props
+                and not set(props) & set(properties)
+                and all(str(p).isidentifier() for p in props)
+            ):
                 op.body_mode, op.body_props = "flat", tuple(props)
                 properties.update(props)
                 if body_required:
@@ -263,8 +284,12 @@ class OpenAPISource:
                 properties["body"] = schema
                 if body_required:
                     required.append("body")
-        input_schema = {"type": "object", "properties": properties, "required": required,
-                        "additionalProperties": False}
+        input_schema = {
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        }
         summary = operation.get("summary") or ""
         details = operation.get("description") or ""
         description = inspect.cleandoc("\n\n".join(t for t in (summary, details) if t))
@@ -273,10 +298,14 @@ class OpenAPISource:
             return self.request(op, args)
 
         return SchemaTool(
-            call, name=name, description=description or f"{method.upper()} {path}",
-            input_schema=input_schema, output_schema=self._output_schema(operation),
+            call,
+            name=name,
+            description=description or f"{method.upper()} {path}",
+            input_schema=input_schema,
+            output_schema=self._output_schema(operation),
             read_only=method in READ_ONLY_METHODS,
-            requires_approval=self._needs_approval(name, method, path), timeout_s=self.timeout_s,
+            requires_approval=self._needs_approval(name, method, path),
+            timeout_s=self.timeout_s,
         )
 
     def _needs_approval(self, name: str, method: str, path: str) -> bool:
@@ -343,8 +372,7 @@ class OpenAPISource:
         if data is not None:
             headers["Content-Type"] = "application/json"
         url = self.base_url + path + ("?" + urllib.parse.urlencode(query) if query else "")
-        request = urllib.request.Request(url, data=data, headers=headers,
-                                         method=op.method.upper())
+        request = urllib.request.Request(url, data=data, headers=headers, method=op.method.upper())
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 return _decode(response.read(), response.headers.get("Content-Type", ""))

@@ -27,7 +27,11 @@ from toolscript.errors import SchemaError
 __all__ = ["SchemaTool", "annotation_for_schema", "python_identifier"]
 
 _SCALARS: dict[str, Any] = {
-    "string": str, "integer": int, "number": float, "boolean": bool, "null": type(None),
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "null": type(None),
 }
 
 
@@ -106,15 +110,20 @@ class SchemaTool(Tool):
             raise SchemaError(f"tool {name!r}: the input schema must be a JSON object")
         kind = input_schema.get("type", "object")
         if kind != "object":
-            raise SchemaError(f"tool {name!r}: the input schema must describe an object, "
-                              f"not {kind!r}")
+            raise SchemaError(
+                f"tool {name!r}: the input schema must describe an object, not {kind!r}"
+            )
         self._input_schema = dict(input_schema)
         self._output_schema = dict(output_schema) if output_schema is not None else None
         self._wire_names: dict[str, str] = {}
         self._remote = func
         super().__init__(
-            self._call_remote, name=name, description=description, read_only=read_only,
-            requires_approval=requires_approval, timeout_s=timeout_s,
+            self._call_remote,
+            name=name,
+            description=description,
+            read_only=read_only,
+            requires_approval=requires_approval,
+            timeout_s=timeout_s,
         )
         self.__doc__ = description
 
@@ -144,11 +153,17 @@ class SchemaTool(Tool):
             prop_map = prop if isinstance(prop, Mapping) else {}
             description = str(prop_map.get("description") or prop_map.get("title") or "")
             default = prop_map.get("default", MISSING) if wire not in required else MISSING
-            params.append(Param(
-                name=ident, kind="positional_or_keyword", required=wire in required,
-                default=default, description=description if "description" in prop_map else "",
-                schema=dict(prop_map), annotation=annotation_for_schema(prop_map),
-            ))
+            params.append(
+                Param(
+                    name=ident,
+                    kind="positional_or_keyword",
+                    required=wire in required,
+                    default=default,
+                    description=description if "description" in prop_map else "",
+                    schema=dict(prop_map),
+                    annotation=annotation_for_schema(prop_map),
+                )
+            )
         exposed = {k: v for k, v in schema.items() if k not in ("properties", "required")}
         exposed["type"] = "object"
         exposed["properties"] = renamed
@@ -179,4 +194,3 @@ def python_identifier_of(wire_names: Mapping[str, str], wire: str) -> str:
         if original == wire:
             return ident
     return wire
-

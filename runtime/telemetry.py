@@ -66,8 +66,13 @@ class Telemetry:
         max_content_chars: content attributes are cut to this length.
     """
 
-    def __init__(self, tracer_provider: Any = None, *, capture_content: bool | None = None,
-                 max_content_chars: int = 8192) -> None:
+    def __init__(
+        self,
+        tracer_provider: Any = None,
+        *,
+        capture_content: bool | None = None,
+        max_content_chars: int = 8192,
+    ) -> None:
         from toolscript import __version__
 
         self.tracer = trace.get_tracer("toolscript", __version__, tracer_provider=tracer_provider)
@@ -76,8 +81,9 @@ class Telemetry:
 
     def content(self, value: Any) -> str:
         """``value`` as JSON text for a content attribute (cut to the maximum)."""
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
-                                                                default=str)
+        text = (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        )
         if len(text) > self.max_content_chars:
             text = text[: self.max_content_chars] + "...(truncated)"
         return text
@@ -105,17 +111,22 @@ class Telemetry:
             attributes[N.TOOL_CALL_ARGUMENTS] = self.content(record.args)
             if record.ok:
                 attributes[N.TOOL_CALL_RESULT] = self.content(record.value)
-        span = self.tracer.start_span(N.SPAN_EXECUTE_TOOL.format(tool=record.name),
-                                      kind=SpanKind.INTERNAL, attributes=attributes,
-                                      start_time=start_ns)
+        span = self.tracer.start_span(
+            N.SPAN_EXECUTE_TOOL.format(tool=record.name),
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            start_time=start_ns,
+        )
         if not record.ok and record.error is not None:
             span.set_attribute(N.ERROR_TYPE, record.error.type)
             span.set_status(Status(StatusCode.ERROR, record.error.message[:500]))
         span.end(end_time=end_ns)
 
-    def audit_hook(self, runtime: Runtime | None = None,
-                   then: AuditHook | None = None) -> AuditHook:
+    def audit_hook(
+        self, runtime: Runtime | None = None, then: AuditHook | None = None
+    ) -> AuditHook:
         """An audit callback (``Runtime(audit=...)``) writing tool spans, then calling ``then``."""
+
         def describe(name: str) -> str:
             tool = runtime.registry.get(name) if runtime is not None else None
             return tool.description.splitlines()[0] if tool and tool.description else ""
@@ -133,12 +144,15 @@ class Telemetry:
     @contextmanager
     def run_span(self, session: Session, code: str) -> Iterator[Span]:
         """The ``execute_script`` span around one run (current while it runs)."""
-        attributes: dict[str, Any] = {N.SESSION_ID: session.id,
-                                      N.BACKEND: session.runtime.backend_name}
+        attributes: dict[str, Any] = {
+            N.SESSION_ID: session.id,
+            N.BACKEND: session.runtime.backend_name,
+        }
         if self.capture_content:
             attributes[N.SCRIPT_CODE] = self.content(code)
-        with self.tracer.start_as_current_span(N.SPAN_RUN_SCRIPT, kind=SpanKind.INTERNAL,
-                                               attributes=attributes) as span:
+        with self.tracer.start_as_current_span(
+            N.SPAN_RUN_SCRIPT, kind=SpanKind.INTERNAL, attributes=attributes
+        ) as span:
             yield span
 
     def record_run(self, span: Span, result: RunResult) -> None:
@@ -154,9 +168,11 @@ class Telemetry:
             span.set_attribute(N.ERROR_TYPE, result.error.type)
             span.set_status(Status(StatusCode.ERROR, result.error.message[:500]))
 
-    def traced_run(self, session: Session, run: Callable[[str], RunResult]
-                   ) -> Callable[[str], RunResult]:
+    def traced_run(
+        self, session: Session, run: Callable[[str], RunResult]
+    ) -> Callable[[str], RunResult]:
         """``run`` (a session's ``run``) wrapped in a run span."""
+
         def traced(code: str) -> RunResult:
             with self.run_span(session, code) as span:
                 result = run(code)
@@ -167,13 +183,19 @@ class Telemetry:
 
     # --- model calls -----------------------------------------------------------------
     @contextmanager
-    def chat_span(self, model: str, provider: str = "", *, max_tokens: int | None = None,
-                  temperature: float | None = None, server_address: str | None = None,
-                  server_port: int | None = None) -> Iterator[ChatSpan]:
+    def chat_span(
+        self,
+        model: str,
+        provider: str = "",
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        server_address: str | None = None,
+        server_port: int | None = None,
+    ) -> Iterator[ChatSpan]:
         """The ``chat {model}`` span of one model call; record the response on the
         yielded :class:`ChatSpan`. An exception marks the span as an error."""
-        attributes: dict[str, Any] = {N.OPERATION_NAME: N.OPERATION_CHAT,
-                                      N.REQUEST_MODEL: model}
+        attributes: dict[str, Any] = {N.OPERATION_NAME: N.OPERATION_CHAT, N.REQUEST_MODEL: model}
         if provider:
             attributes[N.PROVIDER_NAME] = N.PROVIDER_NAMES.get(provider, provider)
         if max_tokens is not None:
@@ -184,9 +206,9 @@ class Telemetry:
             attributes["server.address"] = server_address
         if server_port:
             attributes["server.port"] = server_port
-        with self.tracer.start_as_current_span(N.SPAN_CHAT.format(model=model),
-                                               kind=SpanKind.CLIENT,
-                                               attributes=attributes) as span:
+        with self.tracer.start_as_current_span(
+            N.SPAN_CHAT.format(model=model), kind=SpanKind.CLIENT, attributes=attributes
+        ) as span:
             try:
                 yield ChatSpan(self, span)
             except BaseException as exc:
@@ -201,14 +223,25 @@ class ChatSpan:
         self.telemetry = telemetry
         self.span = span
 
-    def record(self, *, response_id: str | None = None, response_model: str | None = None,
-               finish_reasons: list[str] | None = None, input_tokens: int | None = None,
-               output_tokens: int | None = None, cache_read_tokens: int | None = None) -> None:
+    def record(
+        self,
+        *,
+        response_id: str | None = None,
+        response_model: str | None = None,
+        finish_reasons: list[str] | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cache_read_tokens: int | None = None,
+    ) -> None:
         """Record the response's facts (any subset)."""
-        values = {N.RESPONSE_ID: response_id, N.RESPONSE_MODEL: response_model,
-                  N.RESPONSE_FINISH_REASONS: finish_reasons, N.USAGE_INPUT_TOKENS: input_tokens,
-                  N.USAGE_OUTPUT_TOKENS: output_tokens,
-                  N.USAGE_CACHE_READ_TOKENS: cache_read_tokens}
+        values = {
+            N.RESPONSE_ID: response_id,
+            N.RESPONSE_MODEL: response_model,
+            N.RESPONSE_FINISH_REASONS: finish_reasons,
+            N.USAGE_INPUT_TOKENS: input_tokens,
+            N.USAGE_OUTPUT_TOKENS: output_tokens,
+            N.USAGE_CACHE_READ_TOKENS: cache_read_tokens,
+        }
         for key, value in values.items():
             if value is not None:
                 self.span.set_attribute(key, value)
@@ -265,8 +298,9 @@ class Instrumentation:
         vars(self.runtime).pop("_toolscript_instrumentation", None)
 
 
-def instrument(runtime: Runtime, *, tracer_provider: Any = None,
-               capture_content: bool | None = None) -> Instrumentation:
+def instrument(
+    runtime: Runtime, *, tracer_provider: Any = None, capture_content: bool | None = None
+) -> Instrumentation:
     """Trace ``runtime``: run spans for every session it creates from now on, and
     tool spans for every call. Idempotent per runtime."""
     existing = getattr(runtime, "_toolscript_instrumentation", None)
@@ -275,20 +309,25 @@ def instrument(runtime: Runtime, *, tracer_provider: Any = None,
     return Instrumentation(runtime, Telemetry(tracer_provider, capture_content=capture_content))
 
 
-def instrument_agent(agent: Any, *, tracer_provider: Any = None,
-                     capture_content: bool | None = None) -> Telemetry:
+def instrument_agent(
+    agent: Any, *, tracer_provider: Any = None, capture_content: bool | None = None
+) -> Telemetry:
     """Trace an :class:`~toolscript.runtime.agent.Agent`: a ``chat`` span per model
     call (wrapping its provider's ``complete``), and its runtime's runs and tools."""
-    instrumentation = instrument(agent.runtime, tracer_provider=tracer_provider,
-                                 capture_content=capture_content)
+    instrumentation = instrument(
+        agent.runtime, tracer_provider=tracer_provider, capture_content=capture_content
+    )
     telemetry = instrumentation.telemetry
     provider = agent.provider
     complete = provider.complete
 
     def traced_complete(messages: list[dict[str, Any]], request: Any) -> Any:
-        with telemetry.chat_span(request.model, getattr(provider, "name", ""),
-                                 max_tokens=getattr(request, "max_tokens", None),
-                                 temperature=getattr(request, "temperature", None)) as chat:
+        with telemetry.chat_span(
+            request.model,
+            getattr(provider, "name", ""),
+            max_tokens=getattr(request, "max_tokens", None),
+            temperature=getattr(request, "temperature", None),
+        ) as chat:
             chat.record_messages(input_messages=messages)
             turn = complete(messages, request)
             chat.record_turn(turn)

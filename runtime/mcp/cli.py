@@ -49,8 +49,10 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
     if args.approve == "ask":
         from toolscript.errors import ConfigurationError
 
-        raise ConfigurationError("--approve ask needs the terminal, which an MCP server does "
-                                 "not have: use allow, deny or default")
+        raise ConfigurationError(
+            "--approve ask needs the terminal, which an MCP server does "
+            "not have: use allow, deny or default"
+        )
     with build_runtime(args) as runtime:
         server = build_server(runtime, name=args.name, single_client=args.transport == "stdio")
         try:

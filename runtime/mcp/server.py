@@ -45,10 +45,12 @@ next script in the same session (its variables persist); omit it to use your \
 connection's own session. reset_session(session_id) forgets a session's variables."""
 
 
-Code = Annotated[str, Field(description="The Python script; its final bare expression is its "
-                                        "result.")]
-SessionId = Annotated[str | None, Field(description="A session_id from an earlier result, to "
-                                                    "reuse its variables.")]
+Code = Annotated[
+    str, Field(description="The Python script; its final bare expression is its result.")
+]
+SessionId = Annotated[
+    str | None, Field(description="A session_id from an earlier result, to reuse its variables.")
+]
 
 
 class ToolscriptMCPServer(MCPServer):
@@ -76,8 +78,9 @@ def result_payload(result: RunResult, session_id: str) -> dict[str, Any]:
 class ScriptSessions:
     """Sessions of one runtime, by id, with an idle timeout and a size cap."""
 
-    def __init__(self, runtime: Runtime, *, max_sessions: int = 64,
-                 idle_ttl_s: float = 900.0) -> None:
+    def __init__(
+        self, runtime: Runtime, *, max_sessions: int = 64, idle_ttl_s: float = 900.0
+    ) -> None:
         self.runtime = runtime
         self.max_sessions = max_sessions
         self.idle_ttl_s = idle_ttl_s
@@ -155,8 +158,14 @@ def _client_key(ctx: Any, single_client: bool) -> str | None:
     return None
 
 
-def build_server(runtime: Runtime, *, name: str = "toolscript", single_client: bool = False,
-                 max_sessions: int = 64, idle_ttl_s: float = 900.0) -> ToolscriptMCPServer:
+def build_server(
+    runtime: Runtime,
+    *,
+    name: str = "toolscript",
+    single_client: bool = False,
+    max_sessions: int = 64,
+    idle_ttl_s: float = 900.0,
+) -> ToolscriptMCPServer:
     """An ``mcp.server.mcpserver.MCPServer`` exposing ``run_script`` over ``runtime``.
 
     Args:
@@ -170,26 +179,45 @@ def build_server(runtime: Runtime, *, name: str = "toolscript", single_client: b
     sessions; close them with ``server.sessions.close_all()`` when done.
     """
     sessions = ScriptSessions(runtime, max_sessions=max_sessions, idle_ttl_s=idle_ttl_s)
-    description = run_script_description(
-        runtime.render_stubs(), modules=tuple(runtime.modules),
-        max_chars=runtime.limits.max_output_chars) + SESSION_NOTE
-    server = ToolscriptMCPServer(name, instructions=(
-        "Programmatic tool calling: write a Python script for run_script that calls the "
-        "listed tools as functions; only the script's final value and output come back."))
+    description = (
+        run_script_description(
+            runtime.render_stubs(),
+            modules=tuple(runtime.modules),
+            max_chars=runtime.limits.max_output_chars,
+        )
+        + SESSION_NOTE
+    )
+    server = ToolscriptMCPServer(
+        name,
+        instructions=(
+            "Programmatic tool calling: write a Python script for run_script that calls the "
+            "listed tools as functions; only the script's final value and output come back."
+        ),
+    )
 
     def reply(payload: dict[str, Any], is_error: bool) -> CallToolResult:
         text = json.dumps(payload, ensure_ascii=False, default=str)
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content=payload, is_error=is_error)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content=payload,
+            is_error=is_error,
+        )
 
     def run_script(code: Code, ctx: Context, session_id: SessionId = None) -> CallToolResult:
         try:
             sid, session = sessions.get(session_id, _client_key(ctx, single_client))
         except KeyError:
-            return reply({"ok": False, "error": {
-                "type": "unknown_session",
-                "message": f"no session {session_id!r} (it expired or was never issued); "
-                           "omit session_id to start a new session"}}, True)
+            return reply(
+                {
+                    "ok": False,
+                    "error": {
+                        "type": "unknown_session",
+                        "message": f"no session {session_id!r} (it expired or was never issued); "
+                        "omit session_id to start a new session",
+                    },
+                },
+                True,
+            )
         result = session.run(code)
         return reply(result_payload(result, sid), not result.ok)
 
@@ -197,11 +225,19 @@ def build_server(runtime: Runtime, *, name: str = "toolscript", single_client: b
         closed = sessions.close(session_id)
         return reply({"ok": closed, "session_id": session_id}, not closed)
 
-    server.add_tool(run_script, name=RUN_SCRIPT_NAME, description=description,
-                    annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True))
-    server.add_tool(reset_session, name="reset_session",
-                    description="Close a run_script session and forget its variables.",
-                    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
-                                                idempotent_hint=True))
+    server.add_tool(
+        run_script,
+        name=RUN_SCRIPT_NAME,
+        description=description,
+        annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True),
+    )
+    server.add_tool(
+        reset_session,
+        name="reset_session",
+        description="Close a run_script session and forget its variables.",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True
+        ),
+    )
     server.sessions = sessions
     return server

@@ -61,8 +61,10 @@ async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    async with create_mcp_http_client(headers=dict(headers)) as http, \
-            streamable_http_client(url, http_client=http) as streams:
+    async with (
+        create_mcp_http_client(headers=dict(headers)) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
         yield streams
 
 
@@ -152,8 +154,15 @@ class MCPToolSource:
 
     # --- constructors ------------------------------------------------------------
     @classmethod
-    def stdio(cls, command: str, args: Sequence[str] = (), *, env: Mapping[str, str] | None = None,
-              cwd: str | None = None, **options: Any) -> MCPToolSource:
+    def stdio(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        **options: Any,
+    ) -> MCPToolSource:
         """A server started as ``command args...``, speaking MCP on its stdin/stdout.
 
         ``env`` is the server's whole environment (the SDK passes a safe
@@ -161,13 +170,15 @@ class MCPToolSource:
         """
         from mcp import StdioServerParameters
 
-        params = StdioServerParameters(command=command, args=list(args),
-                                       env=dict(env) if env is not None else None, cwd=cwd)
+        params = StdioServerParameters(
+            command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
+        )
         return cls(params, **options)
 
     @classmethod
-    def http(cls, url: str, *, headers: Mapping[str, str] | None = None,
-             **options: Any) -> MCPToolSource:
+    def http(
+        cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any
+    ) -> MCPToolSource:
         """A server at a Streamable HTTP ``url``; ``headers`` go with every request
         (e.g. ``{"Authorization": f"Bearer {token}"}``)."""
         if headers:
@@ -188,8 +199,9 @@ class MCPToolSource:
             self._loop.call(self._start(), timeout=self._connect_timeout_s)
         except BaseException as exc:
             self.close()
-            raise ConfigurationError(f"cannot connect to the MCP server {self._label()}: "
-                                     f"{type(exc).__name__}: {exc}") from exc
+            raise ConfigurationError(
+                f"cannot connect to the MCP server {self._label()}: {type(exc).__name__}: {exc}"
+            ) from exc
         return self
 
     async def _start(self) -> None:
@@ -277,9 +289,12 @@ class MCPToolSource:
         """
         self.connect()
         if self._tools is None:
-            self._tools = [self._make_tool(t) for t in self._listing
-                           if (self._include is None or t.name in self._include)
-                           and t.name not in self._exclude]
+            self._tools = [
+                self._make_tool(t)
+                for t in self._listing
+                if (self._include is None or t.name in self._include)
+                and t.name not in self._exclude
+            ]
         return list(self._tools)
 
     def _make_tool(self, remote: Any) -> Tool:
@@ -288,11 +303,13 @@ class MCPToolSource:
         try:
             check_tool_name(name)
         except ToolDefinitionError as exc:
-            raise ToolDefinitionError(f"MCP tool {remote.name!r} of {self._label()}: {exc} "
-                                      "(choose a shorter prefix=)") from exc
+            raise ToolDefinitionError(
+                f"MCP tool {remote.name!r} of {self._label()}: {exc} (choose a shorter prefix=)"
+            ) from exc
         hints = remote.annotations
-        read_only = _selected(self._read_only, remote,
-                              bool(hints is not None and hints.read_only_hint))
+        read_only = _selected(
+            self._read_only, remote, bool(hints is not None and hints.read_only_hint)
+        )
         destructive = bool(hints is not None and hints.destructive_hint) and not read_only
         output_schema = remote.output_schema
         unwrap = _is_result_wrapper(output_schema)
@@ -304,8 +321,11 @@ class MCPToolSource:
             return self.call(remote_name, args, unwrap=unwrap)
 
         return SchemaTool(
-            call, name=name, description=inspect.cleandoc(remote.description or remote.title or ""),
-            input_schema=remote.input_schema or {"type": "object"}, output_schema=output_schema,
+            call,
+            name=name,
+            description=inspect.cleandoc(remote.description or remote.title or ""),
+            input_schema=remote.input_schema or {"type": "object"},
+            output_schema=output_schema,
             read_only=read_only,
             requires_approval=_selected(self._requires_approval, remote, destructive),
             timeout_s=self._timeout_s,

@@ -14,8 +14,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes] | None = None,
-                  timeout: float = 30.0) -> None:
+def wait_for_port(
+    port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 30.0
+) -> None:
     """Block until something listens on 127.0.0.1:``port``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -63,9 +63,12 @@ def test_items_run_in_their_own_sessions_with_typed_errors(subprocess_runtime):
 
 def test_item_variable_and_record_options():
     with Runtime(TOOLS, backend="inprocess") as rt:
-        report = run_batch(rt, "print(row['n']); slow_square(row['n'])", [{"n": 2}],
-                           options=ItemOptions(item_var="row", include_item=False,
-                                               full_tool_calls=True))
+        report = run_batch(
+            rt,
+            "print(row['n']); slow_square(row['n'])",
+            [{"n": 2}],
+            options=ItemOptions(item_var="row", include_item=False, full_tool_calls=True),
+        )
     (record,) = report.results
     assert record["value"] == 4 and record["stdout"] == "2\n"
     assert "item" not in record
@@ -87,7 +90,10 @@ def test_non_json_items_fail_alone(tmp_path):
     with Runtime(TOOLS, backend="inprocess") as rt:
         report = run_batch(rt, "item", [float("nan"), {1: 2}, [1, "a"]])
     assert [r["ok"] for r in sorted(report.results, key=lambda r: r["index"])] == [
-        False, False, True]
+        False,
+        False,
+        True,
+    ]
 
 
 def test_checkpoint_resume_skips_finished_items(tmp_path, monkeypatch):
@@ -157,22 +163,45 @@ N_ITEMS = 24
 
 
 def _cli(tmp_path: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "toolscript", "batch", str(tmp_path / "script.py"),
-            "--inputs", str(tmp_path / "items.jsonl"), "--tools", TOOLS_FILE,
-            "--backend", "subprocess", "--concurrency", "2", "--progress", "plain",
-            "--out", str(tmp_path / "out.jsonl"), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "toolscript",
+        "batch",
+        str(tmp_path / "script.py"),
+        "--inputs",
+        str(tmp_path / "items.jsonl"),
+        "--tools",
+        TOOLS_FILE,
+        "--backend",
+        "subprocess",
+        "--concurrency",
+        "2",
+        "--progress",
+        "plain",
+        "--out",
+        str(tmp_path / "out.jsonl"),
+        *extra,
+    ]
 
 
 def _prepare(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "script.py").write_text(SCRIPT)
     (tmp_path / "items.jsonl").write_text(
-        "".join(json.dumps({"n": n}) + "\n" for n in range(N_ITEMS)))
+        "".join(json.dumps({"n": n}) + "\n" for n in range(N_ITEMS))
+    )
     return {**os.environ, "TOOLSCRIPT_TEST_WRITE_LOG": str(tmp_path / "writes.log")}
 
 
 def _interrupt_when_some_done(tmp_path: Path, env: dict[str, str], sig: int) -> tuple[int, str]:
-    proc = subprocess.Popen(_cli(tmp_path), env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _cli(tmp_path),
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     out = tmp_path / "out.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -203,8 +232,14 @@ def test_interrupted_cli_batch_resumes_without_rerunning_finished_items(tmp_path
     else:
         assert code == -signal.SIGKILL
 
-    resumed = subprocess.run(_cli(tmp_path, "--resume"), env=env, cwd=tmp_path,
-                             capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run(
+        _cli(tmp_path, "--resume"),
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert f"{len(finished_first)} already done before" in resumed.stderr
     records = read_jsonl(out)
@@ -217,3 +252,21 @@ def test_interrupted_cli_batch_resumes_without_rerunning_finished_items(tmp_path
     assert set(writes) == {str(n) for n in range(N_ITEMS)}
     repeated = [k for k, n in writes.items() if n > 1]
     assert len(repeated) <= (2 if sig == signal.SIGKILL else 0)
+
+
+def test_rich_progress_renders_rate_and_errors():
+    pytest.importorskip("rich")
+    import io
+
+    from toolscript.runtime.batch_progress import RichProgress, make_progress
+
+    stream = io.StringIO()
+    progress = RichProgress(stream)
+    progress.start(3, 1)
+    progress.update({"ok": False})
+    progress.update({"ok": True})
+    progress.close()
+    text = stream.getvalue()
+    assert "resuming: 1 item(s) already done" in text
+    assert "3/3" in text and "1 errors" in text and "items/s" in text
+    assert isinstance(make_progress("auto", io.StringIO()), PlainProgress)  # not a terminal

@@ -28,8 +28,13 @@ def cluster(tmp_path_factory):
     previous = os.environ.get("TOOLSCRIPT_TEST_WRITE_LOG")
     os.environ["TOOLSCRIPT_TEST_WRITE_LOG"] = str(log)  # inherited by the worker processes
     try:
-        with LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
-                          dashboard_address=None, silence_logs=40) as local:
+        with LocalCluster(
+            n_workers=2,
+            threads_per_worker=2,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=40,
+        ) as local:
             yield local, log
     finally:
         if previous is None:
@@ -45,11 +50,22 @@ def test_items_spread_over_workers_with_checkpoint_and_resume(cluster, tmp_path)
     options = ItemOptions()
     items = [{"n": n} for n in range(12)] + [{"n": "bad"}]
     with Client(local) as client:
-        first = run_batch(None, SCRIPT, items[:6], out=out,
-                          executor=DaskExecutor(client, spec, SCRIPT, options, concurrency=2))
+        first = run_batch(
+            None,
+            SCRIPT,
+            items[:6],
+            out=out,
+            executor=DaskExecutor(client, spec, SCRIPT, options, concurrency=2),
+        )
         assert first.summary.ok == 6
-        report = run_batch(None, SCRIPT, items, out=out, resume=True,
-                           executor=DaskExecutor(client, spec, SCRIPT, options, concurrency=2))
+        report = run_batch(
+            None,
+            SCRIPT,
+            items,
+            out=out,
+            resume=True,
+            executor=DaskExecutor(client, spec, SCRIPT, options, concurrency=2),
+        )
     summary = report.summary
     assert (summary.skipped, summary.ok, summary.failed) == (6, 6, 1)
     assert summary.errors_by_type == Counter({"tool_error": 1})
@@ -66,10 +82,32 @@ def test_cli_cluster_option(cluster, tmp_path):
     (tmp_path / "script.py").write_text("slow_square(item)")
     (tmp_path / "items.jsonl").write_text("".join(f"{n}\n" for n in range(8)))
     proc = subprocess.run(
-        [sys.executable, "-m", "toolscript", "batch", "script.py", "--inputs", "items.jsonl",
-         "--tools", TOOLS_FILE, "--cluster", local.scheduler_address, "--concurrency", "2",
-         "--out", "out.jsonl", "--progress", "plain", "--summary-json", "summary.json"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "toolscript",
+            "batch",
+            "script.py",
+            "--inputs",
+            "items.jsonl",
+            "--tools",
+            TOOLS_FILE,
+            "--cluster",
+            local.scheduler_address,
+            "--concurrency",
+            "2",
+            "--out",
+            "out.jsonl",
+            "--progress",
+            "plain",
+            "--summary-json",
+            "summary.json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["ok"] == 8 and summary["failed"] == 0 and summary["tool_calls"] == 8

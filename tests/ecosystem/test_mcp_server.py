@@ -34,17 +34,17 @@ def test_in_memory_client_runs_scripts_with_sessions():
             assert "def get_daily_revenue(store_id: str, date: str)" in description
             assert tools["run_script"].input_schema["required"] == ["code"]
 
-            first = await client.call_tool("run_script", {"code": "stores = list_stores()\n"
-                                                                  "print(len(stores))\n"
-                                                                  "stores[0]['store_id']"})
+            first = await client.call_tool(
+                "run_script",
+                {"code": "stores = list_stores()\nprint(len(stores))\nstores[0]['store_id']"},
+            )
             assert not first.is_error
             payload = first.structured_content
             assert payload["value"] == "ST001" and payload["stdout"] == "8\n"
             assert payload["tool_calls"] == [{"name": "list_stores", "ok": True}]
             sid = payload["session_id"]
 
-            again = await client.call_tool("run_script", {"code": "len(stores)",
-                                                          "session_id": sid})
+            again = await client.call_tool("run_script", {"code": "len(stores)", "session_id": sid})
             assert again.structured_content["value"] == 8
 
             # Without a session_id (and no transport session), a new session starts.
@@ -54,11 +54,13 @@ def test_in_memory_client_runs_scripts_with_sessions():
             assert fresh.structured_content["session_id"] != sid
 
             # Writes need approval: the default policy denies send_email.
-            denied = await client.call_tool("run_script", {
-                "code": "send_email(to='a@example.com', subject='s', body='b')"})
+            denied = await client.call_tool(
+                "run_script", {"code": "send_email(to='a@example.com', subject='s', body='b')"}
+            )
             assert denied.is_error
             assert denied.structured_content["tool_calls"] == [
-                {"name": "send_email", "ok": False, "error": "denied"}]
+                {"name": "send_email", "ok": False, "error": "denied"}
+            ]
 
             reset = await client.call_tool("reset_session", {"session_id": sid})
             assert reset.structured_content["ok"] is True
@@ -96,18 +98,30 @@ def test_session_cap_closes_the_least_recently_used():
 def test_stdio_server_keeps_the_clients_session(mode):
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "toolscript", "mcp", "serve", "--tools", EXAMPLE_TOOLS,
-              "--backend", "subprocess"])
+        args=[
+            "-m",
+            "toolscript",
+            "mcp",
+            "serve",
+            "--tools",
+            EXAMPLE_TOOLS,
+            "--backend",
+            "subprocess",
+        ],
+    )
 
     async def scenario():
         async with Client(params, mode=mode) as client:
             names = [t.name for t in (await client.list_tools()).tools]
             assert "run_script" in names
-            first = await client.call_tool("run_script", {
-                "code": "revenue = {s['store_id']: get_daily_revenue(s['store_id'], "
-                        "'2026-08-24')['revenue_yuan'] for s in list_stores()}\nlen(revenue)"})
-            second = await client.call_tool("run_script", {
-                "code": "max(revenue, key=revenue.get)"})
+            first = await client.call_tool(
+                "run_script",
+                {
+                    "code": "revenue = {s['store_id']: get_daily_revenue(s['store_id'], "
+                    "'2026-08-24')['revenue_yuan'] for s in list_stores()}\nlen(revenue)"
+                },
+            )
+            second = await client.call_tool("run_script", {"code": "max(revenue, key=revenue.get)"})
             return first.structured_content, second.structured_content
 
     first, second = anyio.run(scenario)

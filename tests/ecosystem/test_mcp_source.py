@@ -29,8 +29,13 @@ def stdio_source():
 def test_tools_are_namespaced_with_schemas_and_hints(stdio_source):
     tools = {t.name: t for t in stdio_source.tools()}
     assert set(tools) == {
-        "weather_server_forecast", "weather_server_add", "weather_server_set_alarm",
-        "weather_server_failing", "weather_server_calls_seen", "weather_server_auth_header"}
+        "weather_server_forecast",
+        "weather_server_add",
+        "weather_server_set_alarm",
+        "weather_server_failing",
+        "weather_server_calls_seen",
+        "weather_server_auth_header",
+    }
     forecast = tools["weather_server_forecast"]
     assert forecast.read_only and not forecast.requires_approval
     assert forecast.parameters_schema["properties"]["days"]["type"] == "integer"
@@ -54,8 +59,12 @@ def test_scripts_call_mcp_tools_through_validation_approval_and_audit(stdio_sour
             return Decision.deny("only Oslo")
         return Decision.allow()
 
-    with Runtime(stdio_source.tools(), backend="subprocess", approve=approve,
-                 audit=lambda record, ctx: audited.append(record)) as rt:
+    with Runtime(
+        stdio_source.tools(),
+        backend="subprocess",
+        approve=approve,
+        audit=lambda record, ctx: audited.append(record),
+    ) as rt:
         result = rt.run(
             "f = weather_server_forecast('Paris', days=2)\n"
             "total = weather_server_add(f['temp_c'], 1)\n"
@@ -74,7 +83,8 @@ def test_scripts_call_mcp_tools_through_validation_approval_and_audit(stdio_sour
             "    weather_server_failing('the sky fell')\n"
             "except ToolError as exc:\n"
             "    failed = exc.message\n"
-            "[f, total, both, ok, denied, invalid, failed, weather_server_calls_seen()]\n")
+            "[f, total, both, ok, denied, invalid, failed, weather_server_calls_seen()]\n"
+        )
     assert result.ok, result.error
     f, total, both, ok, denied, invalid, failed, seen = result.value
     assert f == {"city": "Paris", "days": 2, "temp_c": 22}
@@ -99,13 +109,19 @@ def test_classic_mode_calls_go_through_the_same_dispatcher(stdio_source):
 
 def test_streamable_http_source_sends_configured_headers():
     port = free_port()
-    proc = subprocess.Popen([sys.executable, SERVER, "--http", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, SERVER, "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for_port(port, proc)
-        source = MCPToolSource.http(f"http://127.0.0.1:{port}/mcp", prefix="wx",
-                                    headers={"Authorization": "Bearer s3cret"},
-                                    include=["add", "auth_header"])
+        source = MCPToolSource.http(
+            f"http://127.0.0.1:{port}/mcp",
+            prefix="wx",
+            headers={"Authorization": "Bearer s3cret"},
+            include=["add", "auth_header"],
+        )
         with source, Runtime(source.tools(), backend="inprocess") as rt:
             assert rt.tools.names() == ["wx_add", "wx_auth_header"]
             result = rt.run("[wx_add(1, 2), wx_auth_header()]")
@@ -125,5 +141,28 @@ def test_in_process_server_and_connection_errors():
         with Runtime(source.tools(), backend="inprocess") as rt:
             assert rt.run("add(20, 22)").value == 42
     with pytest.raises(ConfigurationError, match="cannot connect"):
-        MCPToolSource.stdio(sys.executable, ["-c", "import sys; sys.exit(3)"],
-                            connect_timeout_s=20).connect()
+        MCPToolSource.stdio(
+            sys.executable, ["-c", "import sys; sys.exit(3)"], connect_timeout_s=20
+        ).connect()
+
+
+def test_cli_lists_a_servers_tools_as_stubs():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolscript",
+            "mcp",
+            "tools",
+            "--stdio",
+            f"{sys.executable} {SERVER}",
+            "--prefix",
+            "wx",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "def wx_add(a: int, b: int) -> int:" in proc.stdout
+    assert "def wx_set_alarm(city: str, below_c: float) -> str:" in proc.stdout

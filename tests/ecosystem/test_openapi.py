@@ -26,48 +26,96 @@ DOCUMENT: dict[str, Any] = {
                 "summary": "List pets.",
                 "description": "Newest first.",
                 "parameters": [
-                    {"name": "limit", "in": "query", "description": "At most this many.",
-                     "schema": {"type": "integer", "minimum": 1}},
-                    {"name": "tag", "in": "query", "schema": {"type": "array",
-                                                              "items": {"type": "string"}}},
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "description": "At most this many.",
+                        "schema": {"type": "integer", "minimum": 1},
+                    },
+                    {
+                        "name": "tag",
+                        "in": "query",
+                        "schema": {"type": "array", "items": {"type": "string"}},
+                    },
                 ],
-                "responses": {"200": {"description": "ok", "content": {"application/json": {
-                    "schema": {"type": "array", "items": {"$ref": "#/components/schemas/Pet"}}}}}},
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "array",
+                                    "items": {"$ref": "#/components/schemas/Pet"},
+                                }
+                            }
+                        },
+                    }
+                },
             },
             "post": {
                 "operationId": "createPet",
                 "summary": "Add a pet.",
-                "requestBody": {"required": True, "content": {"application/json": {
-                    "schema": {"$ref": "#/components/schemas/NewPet"}}}},
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/NewPet"}}
+                    },
+                },
                 "responses": {"201": {"description": "created"}},
             },
         },
         "/pets/{pet-id}": {
-            "parameters": [{"name": "pet-id", "in": "path", "required": True,
-                            "schema": {"type": "integer"}}],
-            "get": {"operationId": "getPet", "summary": "One pet.",
-                    "parameters": [{"name": "X-Trace", "in": "header",
-                                    "schema": {"type": "string"}}]},
+            "parameters": [
+                {"name": "pet-id", "in": "path", "required": True, "schema": {"type": "integer"}}
+            ],
+            "get": {
+                "operationId": "getPet",
+                "summary": "One pet.",
+                "parameters": [{"name": "X-Trace", "in": "header", "schema": {"type": "string"}}],
+            },
             "delete": {"operationId": "deletePet", "summary": "Remove a pet."},
         },
         "/pets/{pet-id}/notes": {
             "put": {
                 "operationId": "setNotes",
-                "parameters": [{"name": "pet-id", "in": "path", "required": True,
-                                "schema": {"type": "integer"}}],
-                "requestBody": {"content": {"application/json": {
-                    "schema": {"type": "array", "items": {"type": "string"}}}}},
+                "parameters": [
+                    {
+                        "name": "pet-id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "integer"},
+                    }
+                ],
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "array", "items": {"type": "string"}}
+                        }
+                    }
+                },
             },
         },
     },
-    "components": {"schemas": {
-        "Pet": {"type": "object", "properties": {
-            "id": {"type": "integer"}, "name": {"type": "string"},
-            "tag": {"type": "string", "nullable": True}}},
-        "NewPet": {"type": "object", "required": ["name"], "properties": {
-            "name": {"type": "string", "description": "The pet's name."},
-            "tag": {"type": "string", "nullable": True}}},
-    }},
+    "components": {
+        "schemas": {
+            "Pet": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "name": {"type": "string"},
+                    "tag": {"type": "string", "nullable": True},
+                },
+            },
+            "NewPet": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string", "description": "The pet's name."},
+                    "tag": {"type": "string", "nullable": True},
+                },
+            },
+        }
+    },
 }
 
 
@@ -90,10 +138,17 @@ class PetStore(BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length)) if length else None
-        self.seen.append({"method": self.command, "path": url.path, "query": url.query,
-                          "body": body, "auth": self.headers.get("Authorization"),
-                          "key": self.headers.get("X-API-Key"),
-                          "trace": self.headers.get("X-Trace")})
+        self.seen.append(
+            {
+                "method": self.command,
+                "path": url.path,
+                "query": url.query,
+                "body": body,
+                "auth": self.headers.get("Authorization"),
+                "key": self.headers.get("X-API-Key"),
+                "trace": self.headers.get("X-Trace"),
+            }
+        )
         if self.headers.get("Authorization") != "Bearer tok-123":
             return self._reply(401, {"error": "unauthorized"})
         parts = url.path.strip("/").split("/")
@@ -128,8 +183,9 @@ class PetStore(BaseHTTPRequestHandler):
 @pytest.fixture
 def petstore() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     seen: list[dict[str, Any]] = []
-    handler = type("Handler", (PetStore,), {"pets": {1: {"id": 1, "name": "Rex", "tag": None}},
-                                            "seen": seen})
+    handler = type(
+        "Handler", (PetStore,), {"pets": {1: {"id": 1, "name": "Rex", "tag": None}}, "seen": seen}
+    )
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -143,12 +199,20 @@ def petstore() -> Iterator[tuple[str, list[dict[str, Any]]]]:
 def test_operations_become_tools_with_schemas_and_descriptions(petstore):
     base_url, _ = petstore
     tools = {t.name: t for t in OpenAPISource(DOCUMENT, base_url=base_url, prefix="pets").tools()}
-    assert list(tools) == ["pets_listPets", "pets_createPet", "pets_getPet", "pets_deletePet",
-                           "pets_setNotes"]
+    assert list(tools) == [
+        "pets_listPets",
+        "pets_createPet",
+        "pets_getPet",
+        "pets_deletePet",
+        "pets_setNotes",
+    ]
     listing = tools["pets_listPets"]
     assert listing.read_only and listing.description == "List pets.\n\nNewest first."
     assert listing.parameters_schema["properties"]["limit"] == {
-        "type": "integer", "minimum": 1, "description": "At most this many."}
+        "type": "integer",
+        "minimum": 1,
+        "description": "At most this many.",
+    }
     assert listing.returns_schema["items"]["properties"]["tag"]["type"] == ["string", "null"]
     create = tools["pets_createPet"]
     assert not create.read_only
@@ -157,16 +221,19 @@ def test_operations_become_tools_with_schemas_and_descriptions(petstore):
     assert tools["pets_setNotes"].parameters_schema["properties"]["body"]["type"] == "array"
     with Runtime(list(tools.values()), backend="inprocess") as rt:
         stubs = rt.render_stubs()
-    assert "def pets_listPets(limit: int = ..., tag: list[str] = ...) -> list[dict[str, Any]]:" \
+    assert (
+        "def pets_listPets(limit: int = ..., tag: list[str] = ...) -> list[dict[str, Any]]:"
         in stubs
+    )
 
 
 def test_scripts_call_the_endpoint_with_auth_from_the_environment(petstore, monkeypatch):
     base_url, seen = petstore
     monkeypatch.setenv("PETS_TOKEN", "tok-123")
     monkeypatch.setenv("PETS_KEY", "k-9")
-    source = OpenAPISource(DOCUMENT, base_url=base_url, auth=BearerAuth("PETS_TOKEN"),
-                           headers={"X-API-Key": "fixed"})
+    source = OpenAPISource(
+        DOCUMENT, base_url=base_url, auth=BearerAuth("PETS_TOKEN"), headers={"X-API-Key": "fixed"}
+    )
     with Runtime(source.tools(), backend="subprocess") as rt:
         result = rt.run(
             "new = createPet(name='Tom', tag='cat')\n"
@@ -178,7 +245,8 @@ def test_scripts_call_the_endpoint_with_auth_from_the_environment(petstore, monk
             "    getPet(1)\n"
             "except ToolError as exc:\n"
             "    missing = exc.message\n"
-            "[new, one, names, missing]\n")
+            "[new, one, names, missing]\n"
+        )
         assert result.ok, result.error
         new, one, names, missing = result.value
         assert new == {"id": 2, "name": "Tom", "tag": "cat"}
@@ -194,8 +262,9 @@ def test_scripts_call_the_endpoint_with_auth_from_the_environment(petstore, monk
     # The token never reached the sandbox: it is not in any record or result.
     assert "tok-123" not in json.dumps(result.to_dict(), default=str)
 
-    keyed = OpenAPISource(DOCUMENT, base_url=base_url, auth=ApiKeyAuth("PETS_KEY"),
-                          include=["listPets"])
+    keyed = OpenAPISource(
+        DOCUMENT, base_url=base_url, auth=ApiKeyAuth("PETS_KEY"), include=["listPets"]
+    )
     with Runtime(keyed.tools(), backend="inprocess") as rt:
         denied = rt.run("listPets()")
     assert "HTTP 401" in denied.error.message and seen[-1]["key"] == "k-9"
@@ -208,8 +277,9 @@ def test_configuration_errors(tmp_path, monkeypatch):
         OpenAPISource({"swagger": "2.0"}, base_url="http://x")
     path = tmp_path / "doc.json"
     path.write_text(json.dumps(DOCUMENT))
-    source = OpenAPISource(path, base_url="http://127.0.0.1:9", auth=BearerAuth("NOT_SET_ENV"),
-                           include=["getPet"])
+    source = OpenAPISource(
+        path, base_url="http://127.0.0.1:9", auth=BearerAuth("NOT_SET_ENV"), include=["getPet"]
+    )
     monkeypatch.delenv("NOT_SET_ENV", raising=False)
     with Runtime(source.tools(), backend="inprocess") as rt:
         result = rt.run("getPet(1)")

@@ -41,8 +41,12 @@ def test_run_and_tool_spans_follow_the_conventions(exporter, backend):
     def deny_writes(request):
         return Decision.deny("read-only run") if not request.read_only else Decision.allow()
 
-    with Runtime(TOOLS, backend=backend, approve=deny_writes,
-                 audit=lambda record, ctx: audited.append(record.name)) as rt:
+    with Runtime(
+        TOOLS,
+        backend=backend,
+        approve=deny_writes,
+        audit=lambda record, ctx: audited.append(record.name),
+    ) as rt:
         instrumentation = instrument(rt, tracer_provider=exporter.provider)
         assert instrument(rt) is instrumentation
         result = rt.run(
@@ -52,7 +56,8 @@ def test_run_and_tool_spans_follow_the_conventions(exporter, backend):
             "    record_write('x')\n"
             "except ToolDenied:\n"
             "    pass\n"
-            "fail_on(1, 1)\n")
+            "fail_on(1, 1)\n"
+        )
         assert not result.ok
         instrumentation.uninstrument()
         rt.run("slow_square(1)")
@@ -120,8 +125,13 @@ def test_agent_model_calls_get_chat_spans(exporter):
 
     with FakeModelServer() as server, Runtime(TOOLS, backend="inprocess") as rt:
         server.script(script("slow_square(7)"), say("49"))
-        agent = Agent(rt, provider="openai", model="fake-model", mode="programmatic",
-                      client=openai.OpenAI(api_key="k", base_url=server.openai_base_url))
+        agent = Agent(
+            rt,
+            provider="openai",
+            model="fake-model",
+            mode="programmatic",
+            client=openai.OpenAI(api_key="k", base_url=server.openai_base_url),
+        )
         instrument_agent(agent, tracer_provider=exporter.provider, capture_content=True)
         out = agent.run("What is 7 squared?")
     assert out.answer == "49"
