@@ -96,7 +96,7 @@ class StreamHostLink:
         return results
 
 
-def _not_json_reply(exc: ValueError) -> dict[str, Any]:
+def _not_json_reply(exc: Exception) -> dict[str, Any]:
     return {
         "ok": False,
         "error": {
