@@ -239,10 +239,9 @@ class Guards:
         if modulus is None and type(base) is int and type(exponent) is int and exponent > 1:
             bits = abs(base).bit_length()
             if bits > 1 and (bits - 1) * exponent > MAX_INT_BITS:
-                raise SandboxAbort(
-                    "integer_limit",
+                self._limit(
                     f"{base if bits < 64 else 'a large integer'} ** {exponent} would have more "
-                    f"than {MAX_INT_BITS:,} bits; the sandbox refuses integers that large",
+                    f"than {MAX_INT_BITS:,} bits; the sandbox refuses integers that large"
                 )
         if modulus is None:
             return base**exponent
@@ -252,11 +251,15 @@ class Guards:
         """``<<``, refusing integers larger than :data:`MAX_INT_BITS`."""
         if type(value) is int and type(shift) is int and shift > 0 and value:
             if value.bit_length() + shift > MAX_INT_BITS:
-                raise SandboxAbort(
-                    "integer_limit",
-                    f"<< {shift} would build an integer of more than {MAX_INT_BITS:,} bits",
-                )
+                self._limit(f"<< {shift} would build an integer of more than "
+                            f"{MAX_INT_BITS:,} bits")
         return value << shift
+
+    def _limit(self, message: str) -> None:
+        """End the run with ``integer_limit``; recorded first so that no
+        ``except BaseException`` can swallow it for good."""
+        self.abort.set("integer_limit", message)
+        raise SandboxAbort("integer_limit", message)
 
     def check_abort(self) -> None:
         """Called at the top of every ``except`` block: re-raise a pending abort."""
