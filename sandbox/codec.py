@@ -20,9 +20,14 @@ class NotJSONData(ValueError):
     """The value cannot be represented as JSON data."""
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 def _fast_copy(value: Any, depth: int) -> Any:
+    # Exact types only: a subclass could run script code when copied. Scalars
+    # are handled inline because most tool arguments and results are flat.
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind in _SCALARS:
         return value
     if kind is float:
         if math.isfinite(value):
@@ -35,10 +40,11 @@ def _fast_copy(value: Any, depth: int) -> Any:
         for key, item in value.items():
             if type(key) is not str:
                 raise _SlowPath
-            copy[key] = _fast_copy(item, depth + 1)
+            copy[key] = item if type(item) in _SCALARS else _fast_copy(item, depth + 1)
         return copy
     if kind is list or kind is tuple:
-        return [_fast_copy(item, depth + 1) for item in value]
+        return [item if type(item) in _SCALARS else _fast_copy(item, depth + 1)
+                for item in value]
     raise _SlowPath
 
 
