@@ -137,6 +137,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
     runtime = None
     try:
         if args.cluster:
+            import importlib.util
+
+            if importlib.util.find_spec("distributed") is None:
+                raise ConfigurationError("--cluster needs Dask: pip install 'toolscript[dask]'")
             from .distributed import DaskExecutor
 
             executor: Any = DaskExecutor(

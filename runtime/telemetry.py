@@ -169,13 +169,13 @@ class Telemetry:
             span.set_status(Status(StatusCode.ERROR, result.error.message[:500]))
 
     def traced_run(
-        self, session: Session, run: Callable[[str], RunResult]
-    ) -> Callable[[str], RunResult]:
+        self, session: Session, run: Callable[..., RunResult]
+    ) -> Callable[..., RunResult]:
         """``run`` (a session's ``run``) wrapped in a run span."""
 
-        def traced(code: str) -> RunResult:
+        def traced(code: str, *args: Any, **kwargs: Any) -> RunResult:
             with self.run_span(session, code) as span:
-                result = run(code)
+                result = run(code, *args, **kwargs)
                 self.record_run(span, result)
                 return result
 
@@ -283,9 +283,9 @@ class Instrumentation:
         dispatcher.audit = telemetry.audit_hook(runtime, then=dispatcher.audit)
         make_session = runtime.session
 
-        def session() -> Session:
-            new = make_session()
-            new.run = telemetry.traced_run(new, new.run)  # type: ignore[method-assign,assignment]
+        def session(*args: Any, **kwargs: Any) -> Session:
+            new = make_session(*args, **kwargs)
+            new.run = telemetry.traced_run(new, new.run)  # type: ignore[method-assign]
             return new
 
         runtime.session = session  # type: ignore[method-assign]

@@ -41,8 +41,18 @@ def add_mcp_command(subparsers: Any) -> None:
     tools.set_defaults(handler=cmd_mcp_tools)
 
 
+def _require_sdk() -> None:
+    import importlib.util
+
+    from toolscript.errors import ConfigurationError
+
+    if importlib.util.find_spec("mcp") is None:
+        raise ConfigurationError("MCP support needs the MCP SDK: pip install 'toolscript[mcp]'")
+
+
 def cmd_mcp_serve(args: argparse.Namespace) -> int:
     """``toolscript mcp serve``."""
+    _require_sdk()
     from ..cli import build_runtime
     from .server import build_server
 
@@ -67,6 +77,7 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
 
 def cmd_mcp_tools(args: argparse.Namespace) -> int:
     """``toolscript mcp tools``."""
+    _require_sdk()
     from toolscript.tools import ToolRegistry
 
     from .source import MCPToolSource
