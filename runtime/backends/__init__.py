@@ -1,0 +1,1 @@
+"""Sandbox backends: inprocess, subprocess, docker, and the warm pool they share."""
