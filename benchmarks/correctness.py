@@ -7,8 +7,9 @@ and its ``(value, stdout)`` is compared with the plain-CPython reference
 difference of the interpreter, not of the tool bridge:
 
 * ``exec`` is the reference itself (a determinism check: 100 % by construction);
-* smolagents: the stubs, ``parallel`` and ``ToolError`` are static tools; its
-  own print capture is the stdout; the value is its output when the script
+* smolagents: the stubs, ``parallel`` and ``ToolError`` are static tools (a
+  tool passed as a value reaches ``parallel`` wrapped by smolagents, so it is
+  unwrapped first); its own print capture is the stdout; the value is its output when the script
   ends with a bare expression (smolagents returns the last statement's value
   whatever it is);
 * Monty: the stubs and ``parallel`` are external functions (a tool passed as a
@@ -45,14 +46,32 @@ def _corpus_modules() -> tuple[Any, Any]:
 
 def _classify(error: str) -> str:
     """A short category of a failure, for the per-engine summary."""
-    text = error.splitlines()[0] if error else ""
+    text = " ".join(error.split()) if error else ""
+    if " due to: " in text:  # smolagents: "Code execution failed at line '...' due to: ..."
+        text = text.rsplit(" due to: ", 1)[1]
+    text = re.sub(r"^(MontyRuntimeError|InterpreterError): ", "", text)
     for pattern, label in (
         (r"Forbidden access to dunder attribute: (\w+)", r"dunder attribute \1 refused"),
         (r"Import of (\S+) is not allowed", r"import \1 refused"),
         (r"No module named '?([\w.]+)", r"module \1 missing"),
         (r"ModuleNotFoundError", "module missing"),
-        (r"is not supported", "unsupported syntax/feature"),
+        (r"does not yet support the (\w+) option", r"dataclass \1= not supported"),
+        (r"does not yet support the '(\w+)' statement", r"\1 statement not supported"),
+        (r"(\w+) is not supported", r"\1 not supported"),
+        (r"does not yet support ([\w' ]+?)(?: expressions| statement| \(|$)",
+         r"\1 not supported"),
+        (r"'Exception' object has no attribute 'message'",
+         "ToolError.message (a host exception arrives as a plain Exception)"),
+        (r"cannot import name '(\w+)'", r"\1 not importable"),
+        (r"cannot suspend in this synchronous context", "tool call inside map()/callback"),
+        (r"is not defined", "comprehension/closure scoping"),
+        (r"Cannot unpack tuple of wrong size", "star-unpacking"),
+        (r"takes no arguments", "dataclass/NamedTuple construction"),
+        (r"would erase the existing tool", "name clashes with a built-in tool"),
+        (r"is not among the explicitly allowed tools", "builtin not allowed"),
+        (r"object is not an iterator", "iterator protocol"),
         (r"NotImplementedError", "not implemented"),
+        (r"'(\w+)' object has no attribute '?(\w+)", r"\1.\2 missing"),
         (r"has no attribute '?(\w+)", r"attribute \1 missing"),
         (r"Reached the max number of operations", "operation cap"),
         (r"exceeded the maximum execution time", "timeout"),
@@ -61,7 +80,7 @@ def _classify(error: str) -> str:
         match = re.search(pattern, text)
         if match:
             return match.expand(label)
-    head = re.sub(r"\s+", " ", text)[:80]
+    head = text[:80]
     return head or "failed"
 
 
@@ -141,7 +160,21 @@ def _runner(name: str, corpus_tools: Any, reference: Any) -> tuple[Any, Any]:
         if not smol.available:
             raise _Unavailable(smol.reason)
         names = _reference_names(reference)
-        smol.with_namespace(names)
+        reference_parallel = names["parallel"]
+
+        def unwrap(fn: Any) -> Any:
+            # smolagents hands a tool used as a value over wrapped (functools.wraps)
+            return getattr(fn, "__wrapped__", fn)
+
+        def smol_parallel(calls: Any, arguments: Any = None, **kwargs: Any) -> Any:
+            if arguments is not None:
+                calls = unwrap(calls)
+            else:
+                calls = [(unwrap(c[0]), *c[1:]) if isinstance(c, (tuple, list)) and c else c
+                         for c in calls]
+            return reference_parallel(calls, arguments, **kwargs)
+
+        smol.with_namespace({**names, "parallel": smol_parallel})
 
         def run_smol(source: str, path: Path) -> Outcome:
             with smol.session() as session:

@@ -107,6 +107,10 @@ class EngineSession:
         """Run one script in this session."""
         raise NotImplementedError
 
+    def reset(self) -> None:
+        """Forget the variables earlier runs left (so large data from one run does not
+        stay alive in the harness process and slow other engines' garbage collection)."""
+
     def close(self) -> None:
         """Release the session."""
 
@@ -155,7 +159,11 @@ class Engine:
 
 class _ExecSession(EngineSession):
     def __init__(self, namespace: dict[str, Any]) -> None:
+        self.initial = namespace
         self.namespace = dict(namespace)
+
+    def reset(self) -> None:
+        self.namespace = dict(self.initial)
 
     def run(self, code: str) -> Outcome:
         out = io.StringIO()
@@ -208,10 +216,14 @@ class ExecEngine(Engine):
 
 class _SmolSession(EngineSession):
     def __init__(self, engine: SmolagentsEngine) -> None:
+        self.engine = engine
+        self.reset()
+
+    def reset(self) -> None:
         from smolagents.local_python_executor import LocalPythonExecutor
 
         self.executor = LocalPythonExecutor(additional_authorized_imports=list(ALLOWED_MODULES))
-        self.executor.send_tools(dict(engine.static_tools))
+        self.executor.send_tools(dict(self.engine.static_tools))
 
     def run(self, code: str) -> Outcome:
         try:
@@ -354,6 +366,9 @@ class _ToolscriptSession(EngineSession):
 
     def run(self, code: str) -> Outcome:
         return _outcome(self.session.run(code))
+
+    def reset(self) -> None:
+        self.session.reset()
 
     def close(self) -> None:
         self.session.close()

@@ -53,4 +53,5 @@ def machine_record() -> dict[str, Any]:
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "packages": packages,
         "docker_engine": _docker_version(),
+        "load_average_start": list(os.getloadavg()),
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import cProfile
+import gc
 import io
 import pstats
 import re
@@ -34,27 +35,11 @@ UNSUPPORTED: dict[tuple[str, str], str] = {}
 
 
 class Timer:
-    """Repeats a measurement until ``repeat`` samples or a time budget is spent."""
+    """How many timed rounds to run, and the time one engine may spend on a workload."""
 
     def __init__(self, repeat: int, budget_s: float) -> None:
         self.repeat = repeat
         self.budget_s = budget_s
-
-    def samples(self, once: Callable[[], tuple[float, Outcome]],
-                warmup: tuple[float, Outcome] | None) -> tuple[list[float], str]:
-        """Timed samples of ``once`` (seconds); reuses a slow warm-up as the only sample."""
-        if warmup is not None and warmup[0] > self.budget_s:
-            return [warmup[0]], "1 run (the warm-up, which exceeded the time budget)"
-        samples: list[float] = []
-        spent = 0.0
-        while len(samples) < self.repeat and (not samples or spent < self.budget_s):
-            seconds, outcome = once()
-            if not outcome.ok:
-                raise RunFailed(outcome.error or "failed")
-            samples.append(seconds)
-            spent += seconds
-        note = "" if len(samples) >= self.repeat else f"{len(samples)} runs (time budget)"
-        return samples, note
 
 
 class RunFailed(Exception):
@@ -67,78 +52,152 @@ def _timed(fn: Callable[[], Outcome]) -> tuple[float, Outcome]:
     return time.perf_counter() - start, outcome
 
 
-def measure_engine(engine: Engine, workload: Workload, n: int, timer: Timer) -> dict[str, Any]:
-    """Median seconds of ``workload`` at size ``n`` on ``engine``, with the value produced."""
-    code = workload.code(n)
-    if workload.kind == "warm":
-        if isinstance(engine, ToolscriptEngine):
-            engine.warm_pool()
-        with engine.session() as session:
-            warmup = _timed(lambda: session.run(code))
-            if not warmup[1].ok:
-                raise RunFailed(warmup[1].error or "failed")
-            samples, note = timer.samples(lambda: _timed(lambda: session.run(code)), warmup)
-        return _entry(samples, note, warmup[1])
-    if workload.kind == "fresh":
-        def fresh() -> tuple[float, Outcome]:
-            if isinstance(engine, ToolscriptEngine):
-                engine.warm_pool()  # docker: every sample sees a warm pool
-            return _timed(lambda: engine.run_fresh(code))
+class _Runner:
+    """Runs one workload on one engine: warm session, fresh runs or a concurrent batch."""
 
-        warmup = fresh()
-        if not warmup[1].ok:
-            raise RunFailed(warmup[1].error or "failed")
-        samples, note = timer.samples(fresh, warmup)
-        if isinstance(engine, ToolscriptEngine) and engine.backend == "docker":
-            note = (note + "; " if note else "") + "warm pool refilled before each run"
-        return _entry(samples, note, warmup[1])
-    if workload.kind == "concurrent":
-        return _concurrent(engine, workload, n, code, timer)
-    raise ValueError(workload.kind)
+    def __init__(self, engine: Engine, workload: Workload, n: int) -> None:
+        self.engine = engine
+        self.workload = workload
+        self.n = n
+        self.code = workload.code(n)
+        self.session: Any = None
+        self.samples: list[float] = []
+        self.spent = 0.0
+        self.outcome: Outcome | None = None
+        self.error: str | None = None
+        self.warmup_s = 0.0
+        self.warmup_only = False
 
+    def open(self) -> None:
+        if self.workload.kind == "warm":
+            if isinstance(self.engine, ToolscriptEngine):
+                self.engine.warm_pool()
+            self.session = self.engine.session()
 
-def _concurrent(engine: Engine, workload: Workload, n: int, code: str,
-                timer: Timer) -> dict[str, Any]:
-    threads = workload.concurrency
+    def once(self) -> tuple[float, Outcome]:
+        kind = self.workload.kind
+        if kind == "warm":
+            return _timed(lambda: self.session.run(self.code))
+        if isinstance(self.engine, ToolscriptEngine):
+            self.engine.warm_pool()  # docker: every sample starts with a warm pool
+        if kind == "fresh":
+            return _timed(lambda: self.engine.run_fresh(self.code))
+        return self._batch()
 
-    def batch() -> tuple[float, Outcome]:
-        if isinstance(engine, ToolscriptEngine):
-            engine.warm_pool()
-        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+    def _batch(self) -> tuple[float, Outcome]:
+        count = self.n
+        with concurrent.futures.ThreadPoolExecutor(self.workload.concurrency) as pool:
             start = time.perf_counter()
-            outcomes = list(pool.map(lambda _: engine.run_fresh(code), range(n)))
+            outcomes = list(pool.map(lambda _: self.engine.run_fresh(self.code), range(count)))
             seconds = time.perf_counter() - start
         failed = [o for o in outcomes if not o.ok]
         if failed:
-            return seconds, Outcome(False, error=f"{len(failed)}/{n} runs failed: "
+            return seconds, Outcome(False, error=f"{len(failed)}/{count} runs failed: "
                                     f"{failed[0].error}")
         values = {repr(o.value) for o in outcomes}
         if len(values) != 1:
             return seconds, Outcome(False, error=f"runs disagree: {sorted(values)[:3]}")
         return seconds, outcomes[0]
 
-    quick_timer = Timer(max(1, min(timer.repeat, 3)), timer.budget_s)
-    warmup = batch()
-    if not warmup[1].ok:
-        raise RunFailed(warmup[1].error or "failed")
-    samples, note = quick_timer.samples(batch, warmup)
-    entry = _entry(samples, note, warmup[1])
-    entry["runs_per_s"] = n / entry["median_s"]
-    entry["sessions"] = n
-    entry["threads"] = threads
-    return entry
+    def after(self) -> None:
+        """Untimed clean-up between samples: drop the run's variables."""
+        if self.session is not None:
+            self.session.reset()
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
 
 
-def _entry(samples: list[float], note: str, outcome: Outcome) -> dict[str, Any]:
-    return {
+def measure_group(engines: dict[str, Engine], workload: Workload, n: int,
+                  timer: Timer) -> dict[str, dict[str, Any]]:
+    """Time ``workload`` at size ``n`` on every engine, interleaved round by round.
+
+    ``engines`` must include ``exec``. After one warm-up run each, every round
+    runs each engine once, in order, so background load (these machines are
+    shared) hits all engines alike; the ratio of an engine is the median of
+    its per-round ratios to exec (paired). An engine stops repeating once it
+    has spent the time budget (a warm-up slower than the budget is used as the
+    only sample).
+    """
+    runners = {name: _Runner(engine, workload, n) for name, engine in engines.items()}
+    repeat = timer.repeat if workload.kind != "concurrent" else max(1, min(timer.repeat, 3))
+    try:
+        for runner in runners.values():
+            try:
+                runner.open()
+                seconds, outcome = runner.once()
+            except Exception as exc:
+                runner.error = f"{type(exc).__name__}: {exc}"
+                continue
+            runner.after()
+            if not outcome.ok:
+                runner.error = outcome.error or "failed"
+                continue
+            runner.outcome, runner.warmup_s = outcome, seconds
+            if seconds > timer.budget_s:
+                runner.samples = [seconds]
+                runner.spent = seconds
+                runner.warmup_only = True
+        rounds: list[dict[str, float]] = []
+        for _ in range(repeat):
+            row: dict[str, float] = {}
+            for name, runner in runners.items():
+                if runner.error or runner.outcome is None:
+                    continue
+                if runner.samples and (runner.spent >= timer.budget_s
+                                       or len(runner.samples) >= repeat):
+                    continue
+                gc.collect()
+                try:
+                    seconds, outcome = runner.once()
+                    runner.after()
+                except Exception as exc:
+                    runner.error = f"{type(exc).__name__}: {exc}"
+                    continue
+                if not outcome.ok:
+                    runner.error = outcome.error or "failed"
+                    continue
+                runner.samples.append(seconds)
+                runner.spent += seconds
+                row[name] = seconds
+            rounds.append(row)
+    finally:
+        for runner in runners.values():
+            runner.close()
+    return {name: _entry(runner, rounds, repeat) for name, runner in runners.items()}
+
+
+def _entry(runner: _Runner, rounds: list[dict[str, float]], repeat: int) -> dict[str, Any]:
+    if runner.error is not None:
+        return {"status": "failed", "reason": runner.error[:600]}
+    samples = runner.samples
+    assert runner.outcome is not None
+    note = ""
+    if runner.warmup_only:
+        note = "1 run (the warm-up, which exceeded the time budget)"
+    elif len(samples) < repeat:
+        note = f"{len(samples)} run(s): time budget"
+    if (isinstance(runner.engine, ToolscriptEngine) and runner.engine.backend == "docker"
+            and runner.workload.kind != "warm"):
+        note = (note + "; " if note else "") + "warm pool refilled before each run"
+    entry: dict[str, Any] = {
         "status": "ok",
         "median_s": statistics.median(samples),
         "min_s": min(samples),
         "samples_s": samples,
         "runs": len(samples),
         "note": note,
-        "value": outcome.value,
+        "value": runner.outcome.value,
+        "paired": [(row.get(runner.engine.name), row.get("exec")) for row in rounds
+                   if runner.engine.name in row and "exec" in row],
     }
+    if runner.workload.kind == "concurrent":
+        entry["runs_per_s"] = runner.n / entry["median_s"]
+        entry["sessions"] = runner.n
+        entry["threads"] = runner.workload.concurrency
+    return entry
 
 
 def profile_chain(engine: Engine, code: str, top: int = 14) -> list[dict[str, Any]]:

@@ -173,12 +173,14 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _docker_raw(transport: dict[str, Any]) -> float | None:
-    """The raw round trip of the docker backend's transport in use (socket, else attach)."""
+    """The raw round trip of the docker backend's transport in use: a unix socket
+    between two processes for the socket transport, the attach echo otherwise."""
     socket_ping = transport.get("docker_ping_socket", {})
     if socket_ping.get("transport") == "socket":
-        return (transport.get("unix_socket", {}).get("us") and max(
-            transport["unix_socket"]["us"], 0.0)) or None
-    return transport.get("docker_attach_echo", {}).get("us")
+        value = transport.get("unix_socket", {}).get("us")
+    else:
+        value = transport.get("docker_attach_echo", {}).get("us")
+    return float(value) if value else None
 
 
 # ------------------------------------------------------------------------ plots
@@ -252,6 +254,7 @@ def _plot_calls(results: dict[str, Any], plt: Any) -> Any:
         colors.append("tab:blue" if name.startswith("ts-") else "tab:gray")
     for key, title in (("pipe", "raw pipe round trip (2 processes)"),
                        ("unix_socket", "raw unix-socket round trip (2 processes)"),
+                       ("framed_echo", "framed JSON echo in Python (floor)"),
                        ("subprocess_ping", "protocol ping, subprocess"),
                        ("docker_attach_echo", "raw docker attach echo"),
                        ("docker_ping_socket", "protocol ping, docker (socket)"),
@@ -405,11 +408,17 @@ def _header(results: dict[str, Any]) -> str:
             ["Python", m["python"]],
             ["packages", ", ".join(f"{k} {v}" for k, v in pk.items())],
             ["Docker engine", m["docker_engine"]],
+            ["load average (1/5/15 min)", "start " + _load(m.get("load_average_start"))
+             + " · end " + _load(m.get("load_average_end"))],
         ], "ll"),
         "",
         f"Engines: {engines}.",
     ]
     return "\n".join(lines)
+
+
+def _load(values: list[float] | None) -> str:
+    return "/".join(f"{v:.1f}" for v in values) if values else "?"
 
 
 def _targets(results: dict[str, Any]) -> str:
@@ -512,8 +521,9 @@ def _tool_calls(results: dict[str, Any], written: dict[str, str], rel: str) -> s
             "crossing, validation, approval, audit record, the tool itself and the loop "
             "around it. \"over exec\" subtracts plain exec's cost of the same loop.",
             "",
-            _table(["engine", "µs per call", "µs over exec"],
-                   [[_label(results, n), fmt_us(e["us_per_call"]), fmt_us(e["us_over_exec"])]
+            _table(["engine", "µs per call (median)", "µs over exec", "µs per call (best run)"],
+                   [[_label(results, n), fmt_us(e["us_per_call"]), fmt_us(e["us_over_exec"]),
+                     fmt_us(e.get("us_per_call_best"))]
                     for n, e in calls["engines"].items()]),
         ]
     rows = []
@@ -522,6 +532,8 @@ def _tool_calls(results: dict[str, Any], written: dict[str, str], rel: str) -> s
                  "transport)"),
         ("unix_socket", "raw: 64-byte echo over a unix socketpair, two host processes (docker "
                         "socket transport, kernel-wise)"),
+        ("framed_echo", "floor in Python: minimal frame (length + JSON) echo over pipes, no "
+                        "server, no dispatch"),
         ("subprocess_ping", "protocol ping → pong, subprocess sandbox (frames + JSON)"),
         ("docker_attach_echo", "raw: 64-byte echo in a sandbox-image container over attached "
                                "stdio (dockerd + shim)"),

@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     if "audit" not in skip:
         results["audit_overhead"] = _external("audit_overhead.py", [], quick)
     results["elapsed_s"] = time.time() - started
+    results["machine"]["load_average_end"] = list(os.getloadavg())
     results["targets"] = evaluate_targets(results)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(results, indent=1, default=repr) + "\n", "utf-8")
@@ -177,50 +178,42 @@ def _run_workload(workload: Workload, engines: dict[str, Engine], timer: measure
     n = _sizes(workload, quick)
     entry: dict[str, Any] = {"title": workload.title, "description": workload.description,
                              "kind": workload.kind, "n": n, "engines": {}, "exec_at": {}}
-    # exec first: the ratios and the value check need it, at every size used.
-    sizes_needed = {n}
-    for name in engines:
-        cap = measure.SIZE_CAPS.get((name, workload.name))
-        if cap and not quick:
-            sizes_needed.add(cap[0])
-    exec_engine = engines["exec"]
-    for size in sorted(sizes_needed):
-        log(f"{workload.name} n={size}: exec")
-        entry["exec_at"][str(size)] = _safe_measure(exec_engine, workload, size, timer)
+    groups: dict[int, dict[str, Engine]] = {n: {}}
+    notes: dict[str, str] = {}
     for name, engine in engines.items():
-        if name == "exec":
-            entry["engines"][name] = dict(entry["exec_at"][str(n)], n=n)
-            continue
         reason = measure.UNSUPPORTED.get((name, workload.name))
         if reason:
             entry["engines"][name] = {"status": "unsupported", "reason": reason}
             continue
-        size, note = n, ""
+        size = n
         cap = measure.SIZE_CAPS.get((name, workload.name))
         if cap and not quick:
-            size, note = cap
-        log(f"{workload.name} n={size}: {name}")
-        result = _safe_measure(engine, workload, size, timer)
-        result["n"] = size
-        if note:
-            result["size_note"] = note
-        base = entry["exec_at"].get(str(size), {})
-        if result["status"] == "ok" and base.get("status") == "ok":
-            result["ratio"] = result["median_s"] / base["median_s"]
-            result["value_matches_exec"] = result["value"] == base["value"]
-        entry["engines"][name] = result
+            size, notes[name] = cap
+        groups.setdefault(size, {"exec": engines["exec"]})[name] = engine
+    groups[n] = {"exec": engines["exec"], **groups[n]}
+    for size, members in groups.items():
+        log(f"{workload.name} n={size}: {', '.join(members)}")
+        measured = measure.measure_group(members, workload, size, timer)
+        base = measured["exec"]
+        entry["exec_at"][str(size)] = base
+        for name, result in measured.items():
+            if name == "exec" and size != n:
+                continue
+            result["n"] = size
+            if name in notes:
+                result["size_note"] = notes[name]
+            if name != "exec" and result["status"] == "ok" and base["status"] == "ok":
+                paired = [a / b for a, b in result.pop("paired") if a and b]
+                result["ratio"] = (statistics.median(paired) if paired
+                                   else result["median_s"] / base["median_s"])
+                result["ratio_of_medians"] = result["median_s"] / base["median_s"]
+                result["value_matches_exec"] = result["value"] == base["value"]
+            else:
+                result.pop("paired", None)
+            entry["engines"][name] = result
+    entry["engines"] = {name: entry["engines"][name] for name in engines
+                        if name in entry["engines"]}
     return entry
-
-
-def _safe_measure(engine: Engine, workload: Workload, n: int,
-                  timer: measure.Timer) -> dict[str, Any]:
-    try:
-        return measure.measure_engine(engine, workload, n, timer)
-    except measure.RunFailed as exc:
-        return {"status": "failed", "reason": str(exc)[:600]}
-    except Exception as exc:
-        log(traceback.format_exc())
-        return {"status": "error", "reason": f"{type(exc).__name__}: {exc}"[:600]}
 
 
 def _tool_call_costs(results: dict[str, Any]) -> dict[str, Any]:
@@ -238,10 +231,15 @@ def _tool_call_costs(results: dict[str, Any]) -> dict[str, Any]:
         if trivial and trivial["engines"].get(name, {}).get("status") == "ok":
             base = trivial["engines"][name]["median_s"]
         per_call = (entry["median_s"] - base) / chain["n"] * 1e6
+        base_best = 0.0
+        if trivial and trivial["engines"].get(name, {}).get("status") == "ok":
+            base_best = trivial["engines"][name]["min_s"]
+        best = (entry["min_s"] - base_best) / chain["n"] * 1e6
         over_exec = None
         if exec_chain.get("status") == "ok":
             over_exec = (entry["median_s"] - exec_chain["median_s"]) / chain["n"] * 1e6
-        out["engines"][name] = {"us_per_call": per_call, "us_over_exec": over_exec}
+        out["engines"][name] = {"us_per_call": per_call, "us_over_exec": over_exec,
+                                "us_per_call_best": best}
     return out
 
 
@@ -274,6 +272,7 @@ def _transport(engine_names: list[str], docker_wanted: bool, quick: bool) -> dic
     out: dict[str, Any] = {}
     _attempt(out, "pipe", lambda: transport.pipe_round_trip(count, batches))
     _attempt(out, "unix_socket", lambda: transport.unix_socket_round_trip(count, batches))
+    _attempt(out, "framed_echo", lambda: transport.framed_echo(count, batches))
     if any(n.startswith("ts-subprocess") for n in engine_names):
         _attempt(out, "subprocess_ping",
                  lambda: transport.subprocess_ping(count // 2, batches))

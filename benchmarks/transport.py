@@ -108,6 +108,51 @@ def unix_socket_round_trip(count: int = 2000, batches: int = 5) -> dict[str, Any
         child.wait(5)
 
 
+FRAMED_CHILD = r"""
+import os, sys
+from toolscript.sandbox.protocol import read_frame, write_frame
+reader = os.fdopen(0, "rb", buffering=65536)
+writer = os.fdopen(os.dup(1), "wb", buffering=0)
+while True:
+    try:
+        read_frame(reader)
+    except Exception:
+        break
+    write_frame(writer, {"type": "pong"})
+"""
+
+
+def framed_echo(count: int = 2000, batches: int = 5) -> dict[str, Any]:
+    """The floor of a protocol round trip in Python: a minimal loop that reads and
+    writes toolscript frames (length prefix + JSON) over pipes, host side decoding
+    with the backends' ``FrameDecoder``; no sandbox server, no dispatch."""
+    from toolscript.sandbox.protocol import FrameDecoder, encode_frame
+
+    env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    child = subprocess.Popen([sys.executable, "-c", FRAMED_CHILD], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, env=env)
+    assert child.stdin is not None and child.stdout is not None
+    fd_in, fd_out = child.stdin.fileno(), child.stdout.fileno()
+    decoder = FrameDecoder()
+    frame = encode_frame({"type": "ping"})
+
+    def once() -> None:
+        os.write(fd_in, frame)
+        while True:
+            chunk = os.read(fd_out, 65536)
+            if not chunk:
+                raise EOFError("framed echo child went away")
+            if decoder.feed(chunk):
+                return
+
+    try:
+        return _per_round_trip(once, count, batches)
+    finally:
+        child.stdin.close()
+        child.wait(5)
+        child.stdout.close()
+
+
 def protocol_ping(handle: Any, count: int = 1000, batches: int = 5) -> dict[str, Any]:
     """``ping`` -> ``pong`` through a started sandbox handle (any process backend)."""
     def once() -> None:
