@@ -20,7 +20,7 @@ def test_wheel_contains_every_module(tmp_path: Path) -> None:
     )
     (wheel,) = tmp_path.glob("toolscript-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    expected = {"toolscript/py.typed"}
+    expected = {"toolscript/py.typed", "toolscript/runtime/sandbox.Dockerfile"}
     for folder, target in MAPPED.items():
         for path in (ROOT / folder).rglob("*.py"):
             if "__pycache__" in path.parts:
