@@ -340,7 +340,8 @@ class MontyEngine(Engine):
 
     def _resolve(self, fn: Any) -> Callable[..., Any]:
         # Monty hands an external function passed as a value to the host as its name.
-        return self.functions[fn] if isinstance(fn, str) else fn
+        found: Callable[..., Any] = self.functions[fn] if isinstance(fn, str) else fn
+        return found
 
     def session(self) -> EngineSession:
         return _MontySession(self)

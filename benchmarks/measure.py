@@ -122,7 +122,9 @@ def measure_group(engines: dict[str, Engine], workload: Workload, n: int,
     only sample).
     """
     runners = {name: _Runner(engine, workload, n) for name, engine in engines.items()}
-    repeat = timer.repeat if workload.kind != "concurrent" else max(1, min(timer.repeat, 3))
+    repeat = timer.repeat * workload.repeat_factor
+    if workload.kind == "concurrent":
+        repeat = max(1, min(timer.repeat, 3))
     try:
         for runner in runners.values():
             try:

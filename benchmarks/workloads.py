@@ -20,7 +20,7 @@ from typing import Any
 # --------------------------------------------------------------------- tools
 
 
-def get_price(sku: str) -> dict:
+def get_price(sku: str) -> dict[str, Any]:
     """Price and stock of one product.
 
     Args:
@@ -30,7 +30,7 @@ def get_price(sku: str) -> dict:
     return {"sku": sku, "price": (n * 37 % 1000) / 10, "in_stock": n % 3 != 0}
 
 
-def slow_lookup(key: str) -> dict:
+def slow_lookup(key: str) -> dict[str, Any]:
     """A slow read-only lookup (50 ms, like a remote API).
 
     Args:
@@ -195,6 +195,7 @@ class Workload:
     tool_calls: bool = False
     uses_parallel: bool = False
     concurrency: int = 1
+    repeat_factor: int = 1  # cheap workloads take more samples (noise on shared machines)
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -205,16 +206,17 @@ class Workload:
 
 WORKLOADS: tuple[Workload, ...] = (
     Workload("tool_chain", "Tool chain", TOOL_CHAIN, {"full": 1000, "quick": 50},
-             tool_calls=True,
+             tool_calls=True, repeat_factor=2,
              description="a loop of N sequential calls of a cheap read-only tool"),
     Workload("compute", "Batch compute", COMPUTE, {"full": 200_000, "quick": 2_000},
              description="generate N records, filter, sort, group-by, aggregate"),
     Workload("string_json", "String/JSON", STRING_JSON, {"full": 10_000, "quick": 200},
              description="N records to JSON lines and back, string methods, formatting"),
     Workload("trivial_warm", "Trivial (warm session)", TRIVIAL, {"full": 1, "quick": 1},
+             repeat_factor=3,
              description="fixed cost of one run in an open session"),
     Workload("trivial_fresh", "Trivial (fresh run)", TRIVIAL, {"full": 1, "quick": 1},
-             kind="fresh",
+             kind="fresh", repeat_factor=3,
              description="fixed cost of runtime.run(): a new sandbox/interpreter each time"),
     Workload("parallel", "parallel() fan-out", PARALLEL, {"full": 100, "quick": 10},
              tool_calls=True, uses_parallel=True,
