@@ -150,6 +150,7 @@ _EXTRA_COMMANDS: list[str] = [
     "toolscript.runtime.image:add_gc_command",
     "toolscript.runtime.batch_cli:add_batch_command",
     "toolscript.runtime.mcp.cli:add_mcp_command",
+    "toolscript.runtime.audit_cli:add_audit_commands",
 ]
 
 

@@ -185,7 +185,7 @@ class Dispatcher:
         )
         try:
             decision, decided_by = decide(self.approve, request)
-        except ApprovalRequired as exc:
+        except (ApprovalRequired, KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C in a hook
             ctx.abort = exc
             record.approved = False
             record.decided_by = "hook"
@@ -214,7 +214,7 @@ class Dispatcher:
                 result = self.executor.run(tool, args, timeout)
         except ToolTimedOut as exc:
             return _error("timeout", str(exc))
-        except ToolscriptError as exc:
+        except (ToolscriptError, KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C in a tool
             raise HostAbort(exc) from exc
         except Exception as exc:
             return _error("tool_exception", f"{tool.name}: {type(exc).__name__}: {exc}",

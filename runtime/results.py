@@ -28,6 +28,8 @@ class RunError:
     @classmethod
     def from_message(cls, data: dict[str, Any]) -> RunError:
         """Build from a protocol ``error`` object."""
+        if not isinstance(data, dict):  # a compromised sandbox can send anything
+            return cls("protocol_error", f"the sandbox sent a malformed error: {data!r:.200}")
         details = {k: v for k, v in data.items() if k not in ("type", "message")}
         return cls(str(data.get("type", "error")), str(data.get("message", "")), details)
 

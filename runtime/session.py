@@ -212,6 +212,9 @@ class Session:
         except ProtocolError as exc:
             self.restart()
             return self._failure("protocol_error", str(exc)), True
+        except BaseException:  # Ctrl-C while waiting: the sandbox is mid-run, never reuse it
+            self.restart()
+            raise
 
     @staticmethod
     def _failure(error_type: str, message: str) -> dict[str, Any]:

@@ -8,8 +8,16 @@ which classes and functions that interpreter's scripts created.
 
 from __future__ import annotations
 
+import abc
+import collections
+import decimal
+import functools
+import json
+import random
 import string
+import sys
 import types
+from collections import UserString
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -17,14 +25,32 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from .policy import NAMEDTUPLE_API, PLAIN_DUNDER_READS
 
+_ROUTED = frozenset({"format", "format_map", "__class__", "register"})
+"""Computed attribute names that ``getattr()`` sends through :meth:`Guards.getattr`
+(names starting with ``_`` always go there)."""
+
+WRITABLE_INSTANCES: tuple[type, ...] = (
+    BaseException, decimal.Context, collections.defaultdict, functools.partial,
+    json.JSONEncoder, json.JSONDecoder, random.Random, string.Template,
+)
+"""Types, besides the script's own classes, whose instances a script may set
+attributes on: every instance it can reach is its own (it created it, or the
+facade made a per-interpreter copy as for ``decimal.DefaultContext``). Module
+facades add their private classes (see :mod:`.modules`)."""
+
+_USERSTRING_METHODS = {"format": UserString.format, "format_map": UserString.format_map}
+
 MAX_INT_BITS = 4_000_000
 """Largest integer ``**`` and ``<<`` may build (about 1.2 million decimal digits)."""
 
 
-class SandboxAbort(BaseException):
+class SandboxAbort(GeneratorExit):
     """Ends the run because a limit was reached; scripts cannot catch it for good.
 
-    ``error_type`` is the stable error type reported to the host.
+    ``error_type`` is the stable error type reported to the host. It is a
+    ``GeneratorExit`` (a ``BaseException``) so that a script generator that is
+    finalised while an abort is pending ends quietly inside ``close()``
+    instead of reporting an "exception ignored" from the garbage collector.
     """
 
     def __init__(self, error_type: str = "aborted", message: str = "") -> None:
@@ -75,8 +101,7 @@ class _SafeTypeMeta(type):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and not kwargs:
-            result = type(args[0])
-            return cls if result is type else result
+            return safe_type_of(args[0])
         raise TypeError(
             "type() with three arguments is not available in the sandbox; use a class statement"
         )
@@ -89,6 +114,20 @@ SafeType: Any = _SafeTypeMeta("type", (), {"__module__": "builtins", "__qualname
 """The sandbox's ``type``: ``type(x)``, ``isinstance(C, type)`` work; class creation does not."""
 
 
+def safe_type_of(obj: object) -> Any:
+    """``type(obj)``, except that every metaclass is reported as :data:`SafeType`.
+
+    A metaclass (``type`` itself, ``ABCMeta`` from ``type(collections.abc.Mapping)``,
+    ``EnumType`` from ``type(re.RegexFlag)``, ``_SafeTypeMeta`` from
+    ``type(type)``...) called with three arguments creates a class whose body
+    never went through the policy: ``__del__``, ``__getattribute__``,
+    ``__subclasshook__``, ``__reduce__`` and any other special method. Scripts
+    get classes only from class statements.
+    """
+    kind = type(obj)
+    return SafeType if issubclass(kind, type) else kind
+
+
 class Guards:
     """The runtime guards of one interpreter."""
 
@@ -96,6 +135,7 @@ class Guards:
         self.namespace = namespace
         self.abort = abort
         self.classes: set[type] = set()
+        self.writable_instances: tuple[type, ...] = WRITABLE_INSTANCES
         self._formatter = _SafeFormatter(self)
 
     # --- ownership ---------------------------------------------------------------
@@ -125,13 +165,71 @@ class Guards:
                 return getattr(self._formatter, name + "_bound")(obj)
             if isinstance(obj, type) and issubclass(obj, str):
                 return getattr(self._formatter, name)
-            return getattr(obj, name)
+            return self._formatter.replace_unsafe(getattr(obj, name), name)
         if name == "__class__":
-            cls = type(obj)
-            return SafeType if cls is type else cls
+            return safe_type_of(obj)
+        if name == "__init__":
+            return self.init_of(obj)
+        if name == "register":
+            return self.register_of(obj)
         if name[:1] == "_":
             self.check_private(obj, name)
         return getattr(obj, name)
+
+    def init_of(self, obj: Any) -> Any:
+        """``obj.__init__``: re-initialising an object is a write to it.
+
+        ``typing.Optional.__init__(f)`` or ``type(x).__init__(shared, ...)``
+        would rebuild objects the script shares with the rest of the process
+        (on the inprocess backend, with the host). Allowed: the script's own
+        objects and exceptions, ``super().__init__`` from the script's own
+        methods, and unbound initialisers whose first argument passes the same
+        test when called.
+        """
+        init = obj.__init__
+        if isinstance(obj, super):
+            target = obj.__self__  # type: ignore[attr-defined]
+            if not isinstance(target, type) and self._may_init(target):
+                return init
+        elif isinstance(obj, type):
+            if self.owns_function(init) or init is object.__init__:
+                return init
+            return self._checked_init(init)
+        elif self._may_init(obj):
+            return init
+        raise AttributeError(
+            f"'__init__' of a {type(obj).__name__!r} object that the script did not create is "
+            "not available in the sandbox"
+        )
+
+    def _may_init(self, obj: Any) -> bool:
+        return self.owns(obj) or isinstance(obj, self.writable_instances)
+
+    def _checked_init(self, init: Callable[..., Any]) -> Callable[..., Any]:
+        guards = self
+
+        def __init__(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+            if not guards._may_init(self):
+                raise TypeError(
+                    f"cannot re-initialise a {type(self).__name__!r} object that the script "
+                    "did not create"
+                )
+            return init(self, *args, **kwargs)
+
+        return __init__
+
+    def register_of(self, obj: Any) -> Any:
+        """``obj.register``: ``ABC.register`` changes ``isinstance`` for the whole
+        process (``collections.abc.Sequence.register(dict)``); only the script's
+        own abstract classes may register subclasses."""
+        value = obj.register
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, abc.ABCMeta) and not self.owns(owner):
+            raise AttributeError(
+                f"{owner.__name__}.register is not available in the sandbox: it would change "
+                "isinstance() outside the script (subclass the ABC instead)"
+            )
+        return value
 
     def check_private(self, obj: Any, name: str) -> None:
         """Allow ``obj._name`` only on the script's own objects and namedtuples."""
@@ -157,7 +255,7 @@ class Guards:
             raise TypeError("getattr expected at most 3 arguments")
         self.check_name(name)
         try:
-            return self.getattr(obj, name) if name in ("format", "format_map", "__class__") or (
+            return self.getattr(obj, name) if name in _ROUTED or (
                 name[:1] == "_"
             ) else getattr(obj, name)
         except AttributeError:
@@ -180,19 +278,34 @@ class Guards:
 
     # --- writes ------------------------------------------------------------------
     def write(self, obj: Any) -> Any:
-        """Guard for ``obj.attr = ...``: shared classes, functions and modules are read-only."""
+        """Guard for ``obj.attr = ...``: only objects the script created are writable.
+
+        An allow-list: the script's classes, their instances, its functions and
+        exception instances. Everything else may be shared with the rest of
+        the process, and some objects forward writes elsewhere
+        (``typing.Counter.x = f`` sets ``collections.Counter.x``).
+        """
+        kind = type(obj)
+        if kind in self.classes:
+            return obj
         if isinstance(obj, type):
-            if obj in self.classes:
+            if self.owns(obj):
                 return obj
-            raise TypeError(f"cannot modify class {obj.__name__!r}: it is not defined by the script")
+            raise TypeError(
+                f"cannot modify class {obj.__name__!r}: it is not defined by the script"
+            )
         if isinstance(obj, (types.ModuleType, ModuleFacade)):
             raise TypeError("modules are read-only in the sandbox")
-        if isinstance(
-            obj,
-            (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.LambdaType),
-        ) and not self.owns_function(obj):
+        if kind is types.FunctionType:
+            if self.owns_function(obj):
+                return obj
             raise TypeError("cannot modify a function that the script did not define")
-        return obj
+        if self.owns(obj) or isinstance(obj, self.writable_instances):
+            return obj
+        raise TypeError(
+            f"cannot set attributes on a {kind.__name__!r} object: only the script's own "
+            "objects (instances of its classes, its functions) are writable in the sandbox"
+        )
 
     def write_private(self, obj: Any) -> Any:
         """Guard for ``obj._attr = ...``: only on the script's own objects."""
@@ -262,9 +375,15 @@ class Guards:
         raise SandboxAbort("integer_limit", message)
 
     def check_abort(self) -> None:
-        """Called at the top of every ``except`` block: re-raise a pending abort."""
+        """Called at the top of every ``except``/``finally`` block and script
+        ``__exit__``: re-raise a pending abort, and never let a script swallow
+        the host's Ctrl-C (on the inprocess backend it is raised in the
+        script's thread)."""
         if self.abort.error_type is not None:
             raise SandboxAbort(self.abort.error_type, self.abort.message)
+        handling = sys.exc_info()[1]
+        if isinstance(handling, (KeyboardInterrupt, SystemExit)):
+            raise handling
 
 
 class _SafeFormatter(string.Formatter):
@@ -288,14 +407,14 @@ class _SafeFormatter(string.Formatter):
         for is_attr, key in rest:
             if is_attr:
                 self._guards.check_name(key)
-                obj = self._guards.getattr(obj, key) if key[:1] == "_" or key in (
-                    "format", "format_map", "__class__"
-                ) else getattr(obj, key)
+                obj = self._guards.getattr(obj, key) if key[:1] == "_" or key in _ROUTED else (
+                    getattr(obj, key)
+                )
             else:
                 obj = obj[key]
         return obj, first
 
-    def format(self, template: str, /, *args: Any, **kwargs: Any) -> str:  # type: ignore[override]
+    def format(self, template: str, /, *args: Any, **kwargs: Any) -> str:
         if not self._needs_checks(template):
             return str.format(template, *args, **kwargs)
         return self.vformat(template, args, kwargs)
@@ -305,6 +424,33 @@ class _SafeFormatter(string.Formatter):
         if not self._needs_checks(template):
             return str.format_map(template, mapping)
         return self.vformat(template, (), mapping)
+
+    def replace_unsafe(self, value: Any, name: str) -> Any:
+        """Swap a real ``str.format``/``format_map`` reached indirectly for the safe one.
+
+        ``super(S, s).format`` (``S`` a ``str`` subclass) is the real bound
+        method, ``super(S, S).format`` the real unbound one, and
+        ``collections.UserString.format`` calls the real one on ``self.data``.
+        """
+        if value is str.format or value is str.format_map:
+            return getattr(self, name)
+        owner = getattr(value, "__self__", None)
+        if isinstance(value, types.BuiltinMethodType) and isinstance(owner, str):
+            return getattr(self, name + "_bound")(owner)
+        func = getattr(value, "__func__", value)
+        if func is _USERSTRING_METHODS.get(name):
+            if isinstance(owner, UserString):
+                return getattr(self, name + "_bound")(str(owner.data))
+            return getattr(self, "userstring_" + name)
+        return value
+
+    def userstring_format(self, us: Any, /, *args: Any, **kwargs: Any) -> str:
+        """``UserString.format`` unbound, with the checks."""
+        return self.format(str(us.data), *args, **kwargs)
+
+    def userstring_format_map(self, us: Any, mapping: Mapping[str, Any]) -> str:
+        """``UserString.format_map`` unbound, with the checks."""
+        return self.format_map(str(us.data), mapping)
 
     def format_bound(self, template: str) -> Callable[..., str]:
         """``template.format`` as a bound callable."""

@@ -10,6 +10,7 @@ every failure becomes an ``error`` object with a stable ``type``.
 from __future__ import annotations
 
 import decimal
+import gc
 import sys
 import traceback
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from .policy import PolicyViolation, SyntaxProblem, compile_script
 from .toolcalls import SCRIPT_EXCEPTIONS, HostLink, ToolCaller, ToolError, ToolStub
 
 SCRIPT_FILENAME = "<script>"
+_GUARD_NAMES = frozenset({"__builtins__", "__name__", "_getattr_", "_write_", "_write_private_",
+                          "_pow_", "_lshift_", "_check_abort_"})
 
 
 @dataclass(frozen=True)
@@ -106,11 +109,12 @@ class Interpreter:
         self.allowed_modules = frozenset(DEFAULT_MODULES if modules is None else modules)
         self.tools = list(tools or [])
         self.namespace: dict[str, Any] = {}
+        self._idle()
         self.reset()
 
     def reset(self) -> None:
         """Forget every variable, function and class the scripts defined."""
-        self.namespace.clear()
+        self._forget_script_objects()
         guards = Guards(self.namespace, self.abort)
         self.guards = guards
         self.modules = ModuleTable(self.allowed_modules, guards)
@@ -137,10 +141,20 @@ class Interpreter:
             }
         )
 
+    def _forget_script_objects(self) -> None:
+        """Drop the scripts' names first, while the guards are still in the
+        namespace: generators finalised now find ``_check_abort_`` (pending
+        between runs, see :meth:`_idle`) and stop quietly; then collect cycles."""
+        if not self.namespace:
+            return
+        for name in [n for n in self.namespace if n not in _GUARD_NAMES]:
+            del self.namespace[name]
+        gc.collect()
+        self.namespace.clear()
+
     def run(self, code: str, limits: RunLimits | None = None) -> dict[str, Any]:
         """Run one script; return ``{ok, value, stdout, stdout_truncated, error}``."""
         limits = limits or RunLimits()
-        self.abort.clear()
         self.output.reset(limits.max_output_chars)
         try:
             compiled = compile_script(code, self.allowed_modules, SCRIPT_FILENAME)
@@ -157,6 +171,7 @@ class Interpreter:
                 "details": exc.errors, "retryable": True,
             })
 
+        self.abort.clear()
         token = watchdog.arm(self.abort, limits.wall_s, limits.cpu_s)
         try:
             outcome = self._execute(compiled, limits)
@@ -164,10 +179,20 @@ class Interpreter:
             outcome = self._abort_error(exc)
         finally:
             watchdog.disarm(token)
+            self.caller.host_decimal = None
+            self._idle()
         return outcome
+
+    def _idle(self) -> None:
+        """Between runs the abort is pending: script code that still runs (the
+        ``finally``/``except`` of a generator finalised when the namespace is
+        cleared or by the garbage collector, on the inprocess backend in a host
+        thread and without a watchdog) stops at its first handler."""
+        self.abort.set("idle", "no script is running")
 
     def _execute(self, compiled: Any, limits: RunLimits) -> dict[str, Any]:
         value: Any = None
+        self.caller.host_decimal = decimal.getcontext()
         try:
             with decimal.localcontext():
                 exec(compiled.body, self.namespace)

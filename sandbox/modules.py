@@ -10,7 +10,13 @@ state (the global ``random`` generator) are left out or replaced.
 
 from __future__ import annotations
 
+import dataclasses as _dataclasses
+import decimal as _decimal
+import functools as _functools
 import importlib
+import importlib.util
+import inspect
+import keyword
 import operator as _operator
 import random as _random
 from collections.abc import Callable
@@ -30,6 +36,7 @@ OPTIONAL_MODULES: tuple[str, ...] = ("copy", "enum", "bisect", "heapq", "calenda
 
 _EXCLUDED: dict[str, frozenset[str]] = {
     "functools": frozenset({"singledispatch", "singledispatchmethod"}),
+    "enum": frozenset({"EnumType", "EnumMeta"}),
     "dataclasses": frozenset({"make_dataclass"}),
     "string": frozenset({"Formatter"}),
     "re": frozenset({"template", "purge"}),
@@ -72,6 +79,8 @@ def _public_members(module: Any, name: str) -> dict[str, Any]:
             continue
         if type(value).__name__ == "module":
             continue
+        if isinstance(value, type) and issubclass(value, type):
+            continue  # a metaclass creates classes from any namespace (see guards.safe_type_of)
         members[member] = value
     return members
 
@@ -120,12 +129,130 @@ def _operator_members(guards: Guards) -> dict[str, Any]:
     return members
 
 
+def _not_owned(what: str, obj: Any) -> TypeError:
+    return TypeError(f"{what} works only on the script's own classes and functions, "
+                     f"not on {type(obj).__name__!r} objects it did not create")
+
+
+def _functools_members(guards: Guards) -> dict[str, Any]:
+    """``update_wrapper``/``wraps``/``total_ordering`` write attributes from C-speed
+    code, past ``_write_``: ``update_wrapper(f, g, (), ("__globals__",))`` would
+    copy a stdlib module's globals (``sys``, real builtins) into the script's
+    namespace. Here they write only to the script's own objects and only the
+    standard attribute names."""
+    members = _public_members(_functools, "functools")
+    assignments = frozenset(_functools.WRAPPER_ASSIGNMENTS)
+    updates = frozenset(_functools.WRAPPER_UPDATES)
+
+    def update_wrapper(wrapper: Any, wrapped: Any,
+                       assigned: Any = _functools.WRAPPER_ASSIGNMENTS,
+                       updated: Any = _functools.WRAPPER_UPDATES) -> Any:
+        assigned, updated = tuple(assigned), tuple(updated)
+        if not set(assigned) <= assignments or not set(updated) <= updates:
+            raise TypeError("update_wrapper: only the standard attributes "
+                            f"{sorted(assignments | updates)} can be copied in the sandbox")
+        if not (guards.owns_function(wrapper) or guards.owns(wrapper)):
+            raise _not_owned("functools.update_wrapper", wrapper)
+        for attr in assigned:
+            try:
+                value = getattr(wrapped, attr)
+            except AttributeError:
+                continue
+            setattr(wrapper, attr, value)
+        for attr in updated:
+            extra = getattr(wrapped, attr, {})
+            if not (guards.owns_function(wrapped) or guards.owns(wrapped)):
+                extra = {k: v for k, v in extra.items() if not str(k).startswith("_")}
+            getattr(wrapper, attr).update(extra)
+        wrapper.__wrapped__ = wrapped
+        return wrapper
+
+    def wraps(wrapped: Any, assigned: Any = _functools.WRAPPER_ASSIGNMENTS,
+              updated: Any = _functools.WRAPPER_UPDATES) -> Callable[[Any], Any]:
+        def decorate(wrapper: Any) -> Any:
+            return update_wrapper(wrapper, wrapped, assigned, updated)
+
+        return decorate
+
+    def total_ordering(cls: Any) -> Any:
+        if not (isinstance(cls, type) and guards.owns(cls)):
+            raise _not_owned("functools.total_ordering", cls)
+        return _functools.total_ordering(cls)
+
+    members.update(update_wrapper=update_wrapper, wraps=wraps, total_ordering=total_ordering)
+    return members
+
+
+def _dataclasses_members(guards: Guards) -> dict[str, Any]:
+    """``dataclass`` sets attributes on the class it decorates and compiles
+    methods from source text built with the field names. It may decorate only
+    the script's own classes, and only if every field name is an identifier
+    (``typing.TypedDict`` accepts any string as a key and merges its keys
+    into ``__annotations__``)."""
+    members = _public_members(_dataclasses, "dataclasses")
+
+    def check(cls: Any) -> Any:
+        if not (isinstance(cls, type) and guards.owns(cls)):
+            raise _not_owned("dataclasses.dataclass", cls)
+        for name in inspect.get_annotations(cls):
+            if not (isinstance(name, str) and name.isidentifier()) or keyword.iskeyword(name):
+                raise TypeError(f"dataclass field name {name!r} is not an identifier")
+        return cls
+
+    def dataclass(cls: Any = None, /, **options: Any) -> Any:
+        if cls is None:
+            return lambda cls: _dataclasses.dataclass(check(cls), **options)
+        return _dataclasses.dataclass(check(cls), **options)
+
+    members["dataclass"] = dataclass
+    return members
+
+
+def _decimal_members() -> dict[str, Any]:
+    """The template contexts are process-wide (new threads copy
+    ``DefaultContext``): each interpreter gets its own copies."""
+    members = _public_members(_decimal, "decimal")
+    for name in ("DefaultContext", "BasicContext", "ExtendedContext"):
+        members[name] = getattr(_decimal, name).copy()
+    return members
+
+
+def _private_copy(name: str) -> Any:
+    """A fresh instance of a pure-Python module, not shared with anyone.
+
+    For modules whose classes hold mutable state that item assignment (which
+    has no guard) could change for the whole process, e.g.
+    ``textwrap.TextWrapper.unicode_whitespace_trans``.
+    """
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:  # pragma: no cover - stdlib always has it
+        raise ImportError(name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_PRIVATE_COPIES = frozenset({"textwrap"})
+
+
 def build_facade(name: str, guards: Guards) -> ModuleFacade:
     """Build the facade for one allowed module name."""
     if name == "random":
         return ModuleFacade(name, _random_members())
     if name == "operator":
         return ModuleFacade(name, _operator_members(guards))
+    if name == "functools":
+        return ModuleFacade(name, _functools_members(guards))
+    if name == "dataclasses":
+        return ModuleFacade(name, _dataclasses_members(guards))
+    if name == "decimal":
+        return ModuleFacade(name, _decimal_members())
+    if name in _PRIVATE_COPIES:
+        members = _public_members(_private_copy(name), name)
+        guards.writable_instances += tuple(
+            v for v in members.values() if isinstance(v, type) and not issubclass(v, type)
+        )
+        return ModuleFacade(name, members)
     module = importlib.import_module(name)
     if name == "typing":
         members = {m: getattr(module, m) for m in _TYPING_MEMBERS if hasattr(module, m)}

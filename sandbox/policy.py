@@ -16,8 +16,26 @@ decides something:
   facades that the script did not create are read-only;
 * ``**`` and ``<<`` (``_pow_``/``_lshift_``), which can build integers of
   billions of digits in one C call;
-* the start of every ``except`` handler (``_check_abort_``), so that a limit
-  breach cannot be swallowed by ``except BaseException``.
+* the start of every ``except`` handler, ``finally`` block and script-defined
+  ``__exit__`` (``_check_abort_``), so that a limit breach cannot be
+  swallowed by ``except BaseException``, by ``return``/``break``/``continue``
+  in a ``finally`` block, or by an ``__exit__`` that returns True;
+* loads of ``__init__`` (calling it again re-initialises an object, which is
+  a write) and ``register`` (``ABC.register`` changes ``isinstance`` for the
+  whole process).
+
+Why no guard on subscripts, iteration and item writes is safe: those
+operations only ever reach objects a script can name, and every way to name
+a live capability (an attribute of a facade member, a metaclass, a frame) is
+closed by the checks above and by :mod:`.guards`/:mod:`.modules`. The
+adversarial suite (``tests/security``) broke this several times through
+objects that *perform* or *forward* writes for the script -
+``functools.update_wrapper``, ``dataclass`` code generation, ``typing``
+aliases, ``ABC.register``, ``__init__`` on shared objects, the ``decimal``
+template contexts, a stdlib class-level dict - each now closed where the
+object is handed out. The rule that keeps it true: a facade never exposes a
+mutable object shared with the rest of the process (``textwrap`` is a private
+copy of the module for that reason).
 
 It also allows what models write and RestrictedPython refuses: ``match``,
 ``nonlocal``, augmented assignment of items and attributes, ``_private``
@@ -58,7 +76,7 @@ ALLOWED_DUNDER_METHODS = frozenset(
 PLAIN_DUNDER_READS = frozenset({"__name__", "__qualname__", "__doc__", "__init__"})
 """Dunder attributes any object may expose: strings and the bound initializer."""
 
-GUARDED_ATTRIBUTES = frozenset({"format", "format_map", "__class__"})
+GUARDED_ATTRIBUTES = frozenset({"format", "format_map", "__class__", "__init__", "register"})
 """Attribute loads that always go through the runtime ``_getattr_`` guard."""
 
 NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults"})
@@ -97,6 +115,13 @@ def _call(name: str, args: list[ast.expr], like: ast.AST) -> ast.Call:
     node = ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=[])
     copy_locations(node, like)  # type: ignore[arg-type]
     return node
+
+
+def _check_abort_statement(like: ast.AST) -> ast.Expr:
+    """``_check_abort_()`` as a statement, located at ``like``."""
+    check = ast.Expr(_call("_check_abort_", [], like))
+    copy_locations(check, like)  # type: ignore[arg-type]
+    return check
 
 
 def _is_reserved(name: str) -> bool:
@@ -223,10 +248,20 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
         node = self.node_contents_visit(node)
         self.check_name(node, node.name)
-        check = ast.Expr(_call("_check_abort_", [], node))
-        copy_locations(check, node)
-        node.body.insert(0, check)
+        node.body.insert(0, _check_abort_statement(node))
         return node
+
+    def visit_Try(self, node: ast.Try) -> Any:
+        node = self.node_contents_visit(node)
+        if node.finalbody:
+            node.finalbody.insert(0, _check_abort_statement(node.finalbody[0]))
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+        result = super().visit_FunctionDef(node)
+        if node.name == "__exit__" and node.col_offset != 0:
+            node.body.insert(0, _check_abort_statement(node.body[0]))
+        return result
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
         if not node.simple and isinstance(node.target, ast.Name):
@@ -334,11 +369,26 @@ def compile_script(
     for constructs the sandbox refuses.
     """
     try:
+        return _compile_script(source, allowed_modules, filename)
+    except (RecursionError, MemoryError):
+        # ``1+1+...+1`` ten thousand times or ``a.a.a...`` nests deeper than the
+        # parser, the policy visitor or the compiler can recurse: a script
+        # error, never an exception out of the sandbox (found by fuzzing).
+        raise SyntaxProblem(
+            "the script is nested too deeply to compile; split long expressions "
+            "into several statements", None, None, None
+        ) from None
+
+
+def _compile_script(source: str, allowed_modules: frozenset[str], filename: str) -> CompiledScript:
+    try:
         tree = ast.parse(source, filename=filename, mode="exec")
     except SyntaxError as exc:
         raise SyntaxProblem(
             exc.msg, exc.lineno, exc.offset, (exc.text or "").rstrip("\n") or None
         ) from None
+    except ValueError as exc:  # NUL bytes: a ValueError before Python 3.11.4
+        raise SyntaxProblem(str(exc), None, None, None) from None
     final: ast.Expression | None = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = tree.body.pop()
@@ -354,6 +404,15 @@ def compile_script(
         final = policy.visit(final)
     if errors:
         raise PolicyViolation(errors)
-    body = compile(tree, filename, "exec", dont_inherit=True)
-    final_code = compile(final, filename, "eval", dont_inherit=True) if final is not None else None
+    try:
+        body = compile(tree, filename, "exec", dont_inherit=True)
+        final_code = (compile(final, filename, "eval", dont_inherit=True)
+                      if final is not None else None)
+    except SyntaxError as exc:
+        # Errors only the compiler finds (``return`` or ``break`` outside their
+        # block, ``*a = 1``, ``nonlocal`` at top level): a syntax error of the
+        # script, never an exception out of the sandbox (found by fuzzing).
+        raise SyntaxProblem(
+            exc.msg, exc.lineno, exc.offset, (exc.text or "").rstrip("\n") or None
+        ) from None
     return CompiledScript(body=body, final_expression=final_code)

@@ -47,6 +47,10 @@ def decode_body(body: bytes) -> dict[str, Any]:
         message = _decode(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise FrameError(f"frame is not UTF-8 JSON: {exc}") from None
+    except RecursionError:
+        # A peer (a compromised sandbox) can nest arrays deeper than the
+        # reader's stack allows; that is a bad frame, not a crash of the reader.
+        raise FrameError("frame is nested too deeply") from None
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
         raise FrameError("frame is not a JSON object with a string 'type'")
     return message

@@ -61,6 +61,9 @@ class SandboxServer:
 class StreamHostLink:
     """A :class:`HostLink` over frames: send ``call``, block for its ``reply``."""
 
+    runs_host_code = False
+    """Only frames cross here (see :class:`~.toolcalls.ToolCaller`)."""
+
     def __init__(self, reader: BinaryIO, writer: BinaryIO) -> None:
         self.reader = reader
         self.writer = writer

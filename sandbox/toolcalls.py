@@ -9,6 +9,7 @@ several calls at once; the host runs read-only ones concurrently.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -144,16 +145,47 @@ class ToolStub:
 
 
 class ToolCaller:
-    """Sends tool calls for one interpreter and turns replies into values or errors."""
+    """Sends tool calls for one interpreter and turns replies into values or errors.
+
+    When the link runs host code in the script's own thread (the inprocess
+    backend, tools without a timeout), the call runs under the host thread's
+    ``decimal`` context, not the script's: ``decimal.getcontext().prec = 2``
+    in a script must not change how a host tool computes money. A link that
+    only moves frames says so with ``runs_host_code = False``.
+    """
 
     def __init__(self, link: HostLink, abort: AbortState) -> None:
         self.link = link
         self.abort = abort
+        self.host_decimal: decimal.Context | None = None
+        self._switch_decimal = bool(getattr(link, "runs_host_code", True))
+
+    def _link_call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        host = self.host_decimal
+        if host is None or not self._switch_decimal:
+            return self.link.call(tool, args)
+        script = decimal.getcontext()
+        decimal.setcontext(host)
+        try:
+            return self.link.call(tool, args)
+        finally:
+            decimal.setcontext(script)
+
+    def _link_call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        host = self.host_decimal
+        if host is None or not self._switch_decimal:
+            return self.link.call_many(calls)
+        script = decimal.getcontext()
+        decimal.setcontext(host)
+        try:
+            return self.link.call_many(calls)
+        finally:
+            decimal.setcontext(script)
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:
         """One call: the value, or raise the reply's error."""
         self.abort.raise_if_set()
-        reply = self.link.call(tool, args)
+        reply = self._link_call(tool, args)
         self.abort.raise_if_set()
         if reply.get("ok"):
             return reply.get("value")
@@ -172,7 +204,7 @@ class ToolCaller:
         if not requests:
             return []
         self.abort.raise_if_set()
-        replies = self.link.call_many([{"tool": t, "args": a} for t, a in requests])
+        replies = self._link_call_many([{"tool": t, "args": a} for t, a in requests])
         self.abort.raise_if_set()
         results: list[Any] = []
         for (tool, _args), reply in zip(requests, replies, strict=True):
