@@ -141,7 +141,7 @@ class Guards:
     # --- ownership ---------------------------------------------------------------
     def build_class(self, func: Callable[..., Any], name: str, *bases: Any, **kw: Any) -> Any:
         """``__build_class__`` that remembers the classes scripts define."""
-        cls = __build_class__(func, name, *bases, **kw)  # noqa: F821
+        cls = __build_class__(func, name, *bases, **kw)
         if isinstance(cls, type):
             self.classes.add(cls)
         return cls

@@ -117,7 +117,7 @@ def apply_process_limits(limits: dict[str, Any]) -> None:
     import resource
 
     def lower(kind: int, value: int) -> None:
-        soft, hard = resource.getrlimit(kind)
+        _soft, hard = resource.getrlimit(kind)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
         resource.setrlimit(kind, (value, value if hard != resource.RLIM_INFINITY else hard))

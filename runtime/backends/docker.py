@@ -57,6 +57,9 @@ from .pool import WarmPool
 if TYPE_CHECKING:
     import docker
 
+POOL_WAIT_S = 10.0
+"""Longest wait for a pool start already under way before starting a container cold."""
+
 __all__ = [
     "MANAGED_LABEL",
     "ContainerConfig",
@@ -630,11 +633,11 @@ class DockerBackend(Backend):
         """A started sandbox that said ``ready``: from the warm pool if one waits."""
         cfg = self.config_for(spec)
         pool = self._pool(cfg)
+        timeout = spec.startup_timeout_s if spec is not None else self.start_timeout
         if pool is not None:
-            handle = pool.acquire()
+            handle = pool.acquire(wait_s=min(timeout, POOL_WAIT_S))
             if handle is not None:
                 return handle
-        timeout = spec.startup_timeout_s if spec is not None else self.start_timeout
         return self._start_cold(cfg, max(timeout, 1.0))
 
     @property

@@ -51,16 +51,20 @@ class DirectLink:
                 prepared.append((call["tool"], None))
         replies = self.call_several([c for i, c in enumerate(prepared) if i not in failures])
         merged = iter(replies)
-        return [failures[i] if i in failures else _copy_reply(next(merged))
-                for i in range(len(calls))]
+        return [
+            failures[i] if i in failures else _copy_reply(next(merged)) for i in range(len(calls))
+        ]
 
 
 def _not_json(exc: Exception) -> dict[str, Any]:
-    return {"ok": False, "error": {
-        "type": "invalid_arguments",
-        "message": "tool arguments must be JSON data (dict, list, str, int, float, bool, "
-        f"None): {exc}",
-    }}
+    return {
+        "ok": False,
+        "error": {
+            "type": "invalid_arguments",
+            "message": "tool arguments must be JSON data (dict, list, str, int, float, bool, "
+            f"None): {exc}",
+        },
+    }
 
 
 def _copy_reply(reply: dict[str, Any]) -> dict[str, Any]:

@@ -68,6 +68,7 @@ class WarmPool(Generic[H]):
         self.stats = PoolStats()
         self._idle: deque[H] = deque()
         self._starting = 0
+        self._waiters = 0
         self._closed = False
         self._cond = threading.Condition()
         self._thread = threading.Thread(
@@ -76,21 +77,38 @@ class WarmPool(Generic[H]):
         self._thread.start()
 
     # ------------------------------------------------------------ public
-    def acquire(self) -> H | None:
+    def acquire(self, wait_s: float = 0.0) -> H | None:
         """Take a live idle sandbox out of the pool, or ``None`` if none is ready.
 
-        Never waits for a start: on ``None`` the caller starts one itself (the
-        pool keeps refilling in the background).
+        With ``wait_s``, a caller that finds the pool empty while a start is
+        already under way waits up to that long for it: the pool's start began
+        earlier, so it usually beats a cold start (and no process is wasted).
+        On ``None`` the caller starts one itself; the pool keeps refilling.
         """
         dead: list[H] = []
         found: H | None = None
+        deadline = time.monotonic() + wait_s
         with self._cond:
-            while self._idle:
-                handle = self._idle.popleft()
-                if handle.is_alive():
-                    found = handle
+            while True:
+                while self._idle:
+                    handle = self._idle.popleft()
+                    if handle.is_alive():
+                        found = handle
+                        break
+                    dead.append(handle)
+                # Wait only for a start that no other waiter has claimed;
+                # otherwise a burst of callers would queue behind one refill
+                # thread instead of starting sandboxes side by side.
+                if found is not None or self._closed or self._waiters >= self._starting:
                     break
-                dead.append(handle)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._waiters += 1
+                try:
+                    self._cond.wait(remaining)
+                finally:
+                    self._waiters -= 1
             if found is not None:
                 self.stats.hits += 1
             else:

@@ -197,12 +197,13 @@ class SubprocessBackend(Backend):
     Args:
         python: interpreter for the sandbox (default: the host's own).
         pool_size: sandboxes kept started and idle, so a new session does not
-            wait for Python to start (0 = start one per session).
+            wait for Python to start (0 = start one per session). The pool
+            starts filling when the runtime is created.
     """
 
     name = "subprocess"
 
-    def __init__(self, python: str | None = None, pool_size: int = 0) -> None:
+    def __init__(self, python: str | None = None, pool_size: int = 1) -> None:
         self.python = python
         self._pool: WarmPool[ProcessHandle] | None = None
         if pool_size:
@@ -213,7 +214,7 @@ class SubprocessBackend(Backend):
     def start(self, spec: SandboxSpec) -> SandboxHandle:
         """A started sandbox: from the warm pool when one is ready, else a new one."""
         if self._pool is not None:
-            handle = self._pool.acquire()
+            handle = self._pool.acquire(wait_s=min(spec.startup_timeout_s, 10.0))
             if handle is not None:
                 handle.spec = spec
                 return handle

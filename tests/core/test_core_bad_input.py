@@ -198,7 +198,9 @@ def test_catastrophic_regex_is_contained_by_the_wall_clock(make_runtime: Any,
         pytest.skip("inprocess cannot interrupt a long C call such as a regex (documented)")
     code = "import re\nre.match(r'(a+)+$', 'a' * 64 + 'b')"
     result = run_bad(make_runtime, code, Limits(wall_time_s=0.5))
-    assert result.error.type == "timeout"
+    # One C call cannot be interrupted from inside: whichever kernel-side
+    # backstop fires first ends it, the host's wall-clock kill or RLIMIT_CPU.
+    assert result.error.type in ("timeout", "cpu_limit")
     assert result.session_restarted is True
 
 
