@@ -362,10 +362,9 @@ class Guards:
 
     def lshift(self, value: Any, shift: Any) -> Any:
         """``<<``, refusing integers larger than :data:`MAX_INT_BITS`."""
-        if type(value) is int and type(shift) is int and shift > 0 and value:
-            if value.bit_length() + shift > MAX_INT_BITS:
-                self._limit(f"<< {shift} would build an integer of more than "
-                            f"{MAX_INT_BITS:,} bits")
+        if (type(value) is int and type(shift) is int and shift > 0 and value
+                and value.bit_length() + shift > MAX_INT_BITS):
+            self._limit(f"<< {shift} would build an integer of more than {MAX_INT_BITS:,} bits")
         return value << shift
 
     def _limit(self, message: str) -> None:

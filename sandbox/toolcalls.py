@@ -198,7 +198,9 @@ class ToolCaller:
             return SandboxAbort(error_type, str(error.get("message", error_type)))
         return error_from_reply(tool, error)
 
-    def parallel(self, calls: Any, arguments: Any = None, *, return_exceptions: bool = False) -> Any:
+    def parallel(
+        self, calls: Any, arguments: Any = None, *, return_exceptions: bool = False
+    ) -> Any:
         """``parallel(calls)`` / ``parallel(tool, [args, ...])``: see :func:`make_parallel`."""
         requests = _normalize_parallel(calls, arguments)
         if not requests:

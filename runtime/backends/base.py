@@ -78,5 +78,5 @@ class Backend(abc.ABC):
         """Start preparing sandboxes for ``spec`` in the background (if pooled)."""
         return None
 
-    def shutdown(self) -> None:
+    def shutdown(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release pooled resources (warm sandboxes). Idempotent."""

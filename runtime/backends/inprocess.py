@@ -69,7 +69,12 @@ def _not_json(exc: Exception) -> dict[str, Any]:
 
 def _copy_reply(reply: dict[str, Any]) -> dict[str, Any]:
     # The dispatcher already made the value fresh JSON data (never the tool's
-    # own object); the sandbox shares it only with the call's record.
+    # own object), and the call's record keeps it: the script gets its own
+    # copy, so mutating a result cannot rewrite ``RunResult.tool_calls``.
+    if reply.get("ok"):
+        value = reply.get("value")
+        if isinstance(value, (dict, list)):
+            return {"ok": True, "value": to_json_data(value)}
     return reply
 
 

@@ -228,7 +228,7 @@ class SubprocessBackend(Backend):
     def _start(self, spec: SandboxSpec) -> ProcessHandle:
         # stderr goes to an unlinked file, never a pipe: a chatty child must not
         # block on a full pipe, and the tail explains a crash.
-        errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")
+        errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - owned by the handle
         try:
             process = subprocess.Popen(
                 sandbox_command(self.python),
