@@ -68,24 +68,43 @@ def add_common_runtime_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by every command that builds a Runtime."""
     parser.add_argument("--tools", action="append", default=[], metavar="MODULE_OR_FILE",
                         help="module (pkg.tools) or file (./tools.py) defining tools; repeatable")
-    parser.add_argument("--backend", default="subprocess",
+    parser.add_argument("--backend", default=None,
                         choices=["inprocess", "subprocess", "docker"],
-                        help="where scripts run (default: subprocess)")
-    parser.add_argument("--approve", default="default", choices=["allow", "ask", "deny", "default"],
+                        help="where scripts run (default: the profile's, else subprocess)")
+    parser.add_argument("--approve", default=None, choices=["allow", "ask", "deny", "default"],
                         help="approval of tool calls: allow all, ask at the terminal, deny "
-                        "writes, or default (deny only tools that require approval)")
+                        "writes, or default (deny only tools that require approval); default: "
+                        "the profile's, else default")
     parser.add_argument("--timeout", type=float, default=None, metavar="S",
                         help="wall-clock limit of a run in seconds (default 30)")
     parser.add_argument("--memory-mb", type=int, default=None, help="memory limit in MiB")
 
 
+def apply_profile(args: argparse.Namespace) -> None:
+    """Fill unset common options from ``--profile`` (see runtime/config.py), else defaults."""
+    profile = None
+    if getattr(args, "profile", None) or getattr(args, "config", None):
+        from .config import load_config
+
+        profile = load_config(args.config).profile(args.profile)
+    args.profile_settings = profile
+    if hasattr(args, "backend") and args.backend is None:
+        args.backend = profile.backend if profile is not None else "subprocess"
+    if hasattr(args, "approve") and args.approve is None:
+        args.approve = profile.approve if profile is not None else "default"
+
+
 def build_runtime(args: argparse.Namespace) -> Any:
-    """A Runtime from the common options."""
+    """A Runtime from the common options (over the ``--profile``'s settings, if any)."""
     from toolscript.tools import load_tools
 
     from .runtime import Runtime
 
-    tools = []
+    if not hasattr(args, "profile_settings"):
+        apply_profile(args)
+    profile = args.profile_settings
+    kwargs: dict[str, Any] = profile.runtime_kwargs() if profile is not None else {"tools": []}
+    tools = list(kwargs.pop("tools"))
     for spec in args.tools:
         tools.extend(load_tools(spec))
     changes: dict[str, Any] = {}
@@ -93,8 +112,10 @@ def build_runtime(args: argparse.Namespace) -> Any:
         changes["wall_time_s"] = args.timeout
     if args.memory_mb is not None:
         changes["memory_mb"] = args.memory_mb
-    return Runtime(tools=tools, backend=args.backend, approve=approval_from_name(args.approve),
-                   limits=Limits(**changes))
+    limits = kwargs.pop("limits", Limits())
+    kwargs.update(backend=args.backend, approve=approval_from_name(args.approve),
+                  limits=limits.with_changes(**changes))
+    return Runtime(tools=tools, **kwargs)
 
 
 def _print_result(result: RunResult, as_json: bool, out: TextIO) -> None:
@@ -129,13 +150,22 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    """``toolscript tools MODULE_OR_FILE``."""
+    """``toolscript tools MODULE_OR_FILE`` (``--lint``: check them against the guidance)."""
     from toolscript.tools import ToolRegistry, load_tools
 
     tools = []
     for spec in args.modules:
         tools.extend(load_tools(spec))
     registry = ToolRegistry(tools)
+    if args.lint:
+        from toolscript.tools.lint import format_findings, lint_tools
+
+        findings = lint_tools(registry)
+        if args.json:
+            print(json.dumps([f.to_dict() for f in findings], indent=2, ensure_ascii=False))
+        else:
+            sys.stdout.write(format_findings(findings))
+        return EXIT_SCRIPT_FAILED if any(f.severity != "info" for f in findings) else EXIT_OK
     if args.json:
         print(json.dumps(registry.function_specs(), indent=2, ensure_ascii=False))
     else:
@@ -160,6 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="toolscript",
         description="Run model-written Python that chains whitelisted tools, in a sandbox.",
     )
+    parser.add_argument("--profile", default=None,
+                        help="configuration profile from toolscript.toml or [tool.toolscript] "
+                        "in pyproject.toml (default: $TOOLSCRIPT_PROFILE or default_profile)")
+    parser.add_argument("--config", default=None, metavar="FILE",
+                        help="configuration file (default: found from the working directory)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a script against tools")
@@ -171,6 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     tools = sub.add_parser("tools", help="show tools as Python stubs, as a model sees them")
     tools.add_argument("modules", nargs="+", metavar="MODULE_OR_FILE")
     tools.add_argument("--json", action="store_true", help="print JSON function specs instead")
+    tools.add_argument("--lint", action="store_true",
+                       help="check the tools against tool-design guidance; exit 1 on warnings")
     tools.set_defaults(handler=cmd_tools)
 
     import importlib
@@ -192,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        apply_profile(args)
         handler = getattr(args, "handler", None) or args.func
         code: int = handler(args)
         return code

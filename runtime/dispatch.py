@@ -16,7 +16,8 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from toolscript.sandbox.codec import NotJSONData, to_json_data
@@ -25,6 +26,7 @@ from toolscript.tools import ArgumentError, Tool, ToolRegistry, to_jsonable
 from toolscript.errors import ApprovalRequired, ToolscriptError
 
 from .approval import ApprovalHook, ToolCallRequest, decide
+from .hostcalls import BoundCall, HostCalls
 from .limits import Limits
 from .results import RunError, ToolCallRecord
 from .workers import CallTimedOut, HandoffWorkers
@@ -34,6 +36,8 @@ class ToolTimedOut(Exception):
     """A tool call passed its timeout (distinct from a ``TimeoutError`` the tool raises)."""
 
 Reply = dict[str, Any]
+Target = Tool | BoundCall
+"""What the dispatcher approves and runs: a tool, or a tool bound by HostCalls."""
 
 
 class HostAbort(Exception):
@@ -44,15 +48,24 @@ class HostAbort(Exception):
         self.cause = cause
 
 
+_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+
+
 class RunContext:
-    """Per-run bookkeeping shared by all calls of one run."""
+    """Per-run bookkeeping shared by all calls of one run.
 
-    __slots__ = ("_attempts", "abort", "max_tool_calls", "records", "run_id", "session_id")
+    ``context`` holds the host's values for injected tool parameters.
+    """
 
-    def __init__(self, run_id: str, session_id: str, max_tool_calls: int) -> None:
+    __slots__ = ("_attempts", "abort", "context", "max_tool_calls", "records", "run_id",
+                 "session_id")
+
+    def __init__(self, run_id: str, session_id: str, max_tool_calls: int,
+                 context: Mapping[str, Any] | None = None) -> None:
         self.run_id = run_id
         self.session_id = session_id
         self.max_tool_calls = max_tool_calls
+        self.context = _NO_CONTEXT if context is None else context
         self.records: list[ToolCallRecord] = []
         self.abort: BaseException | None = None
         self._attempts = itertools.count(1)
@@ -79,7 +92,7 @@ class ToolExecutor:
         )
         self._workers = HandoffWorkers()
 
-    def run(self, tool: Tool, args: dict[str, Any], timeout_s: float | None) -> Any:
+    def run(self, tool: Target, args: dict[str, Any], timeout_s: float | None) -> Any:
         """Invoke the tool; raise :class:`ToolTimedOut` when the timeout passes."""
         if timeout_s is None:
             return tool.invoke(args)
@@ -112,8 +125,11 @@ class Dispatcher:
         limits: Limits,
         executor: ToolExecutor,
         audit: Callable[[ToolCallRecord, RunContext], None] | None = None,
+        host_calls: HostCalls | None = None,
     ) -> None:
         self.registry = registry
+        self.host_calls = host_calls or HostCalls()
+        self.host_calls.register(registry)
         self.approve = approve
         self.limits = limits
         self.executor = executor
@@ -145,7 +161,7 @@ class Dispatcher:
 
     def _prepare(
         self, ctx: RunContext, record: ToolCallRecord, name: Any, args: Any
-    ) -> tuple[Tool, dict[str, Any]] | Reply:
+    ) -> tuple[Target, dict[str, Any]] | Reply:
         source = record.source
         """Budget, lookup, validation and approval: ``(tool, args)`` or an error reply."""
         if ctx.abort is not None:
@@ -174,10 +190,16 @@ class Dispatcher:
         except ArgumentError as exc:
             return _error("invalid_arguments", exc.message,
                           problems=[{"path": p.path, "reason": p.reason} for p in exc.problems])
+        target: Target = tool
+        if tool.host_needs is not None:  # injected params, idempotency, two-phase: hostcalls.py
+            bound = self.host_calls.bind(ctx, record, tool, args, self.timeout_of(tool))
+            if isinstance(bound, dict):
+                return bound
+            target, args = bound
         if self.approve is None and not tool.requires_approval:
             record.approved = True
             record.decided_by = "policy"
-            return tool, args
+            return target, args
         request = ToolCallRequest(
             tool=tool.name, args=args, read_only=tool.read_only,
             requires_approval=tool.requires_approval, call_id=record.id,
@@ -197,14 +219,14 @@ class Dispatcher:
         if not decision.approved:
             reason = f": {decision.reason}" if decision.reason else ""
             return _error("denied", f"{tool.name}() was denied{reason}")
-        return tool, args
+        return target, args
 
-    def timeout_of(self, tool: Tool) -> float | None:
+    def timeout_of(self, tool: Target) -> float | None:
         """The effective timeout of one call of ``tool``."""
         return tool.timeout_s if tool.timeout_s is not None else self.limits.tool_timeout_s
 
     def _execute(
-        self, record: ToolCallRecord, tool: Tool, args: dict[str, Any], inline: bool = False
+        self, record: ToolCallRecord, tool: Target, args: dict[str, Any], inline: bool = False
     ) -> Reply:
         timeout = None if inline else self.timeout_of(tool)
         try:
@@ -251,7 +273,7 @@ class Dispatcher:
         replies: list[Reply | None] = [None] * len(calls)
         records: list[ToolCallRecord | None] = [None] * len(calls)
         starts: list[float] = [0.0] * len(calls)
-        ready: list[tuple[int, Tool, dict[str, Any]]] = []
+        ready: list[tuple[int, Target, dict[str, Any]]] = []
         for index, (name, args) in enumerate(calls):
             record = ToolCallRecord(id=self._next_id(), name=str(name), args=args,
                                     started_at=time.time(), source=source)
@@ -265,7 +287,7 @@ class Dispatcher:
 
         slots = threading.BoundedSemaphore(self.limits.max_parallel)
 
-        def run_one(index: int, tool: Tool, args: dict[str, Any]) -> Reply:
+        def run_one(index: int, tool: Target, args: dict[str, Any]) -> Reply:
             with slots:
                 return self._execute(records[index], tool, args, inline=True)  # type: ignore[arg-type]
 

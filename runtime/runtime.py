@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from toolscript.sandbox.modules import DEFAULT_MODULES, OPTIONAL_MODULES
@@ -14,6 +16,8 @@ from toolscript.errors import ConfigurationError, ProtocolError
 from .approval import ApprovalHook
 from .backends.base import Backend, SandboxHandle, SandboxSpec
 from .dispatch import Dispatcher, RunContext, ToolExecutor
+from .hostcalls import HostCalls
+from .idempotency import IdempotencyStore
 from .limits import Limits
 from .results import RunResult, ToolCallRecord
 from .session import Session
@@ -57,6 +61,12 @@ class Runtime:
         backend_options: keyword arguments for the backend's constructor
             (e.g. ``{"image": ..., "pool_size": 2}`` for docker).
         audit: called with every :class:`ToolCallRecord` as it completes.
+        context: values for tools' injected parameters (``Injected[T]`` or
+            ``inject=``), e.g. ``{"user_id": ...}``; a session's own context
+            is merged over it. Never visible to scripts or the model.
+        idempotency_store: where idempotent tools record their results
+            (default: in memory, per runtime); see
+            :mod:`toolscript.runtime.idempotency`.
     """
 
     def __init__(
@@ -69,7 +79,10 @@ class Runtime:
         modules: Iterable[str] | None = None,
         backend_options: dict[str, Any] | None = None,
         audit: Callable[[ToolCallRecord, RunContext], None] | None = None,
+        context: Mapping[str, Any] | None = None,
+        idempotency_store: IdempotencyStore | None = None,
     ) -> None:
+        self.context: Mapping[str, Any] = MappingProxyType(dict(context or {}))
         self.registry = (
             tools if isinstance(tools, ToolRegistry)
             else ToolRegistry(tools, reserved=SANDBOX_BUILTIN_NAMES)
@@ -91,7 +104,8 @@ class Runtime:
         if self.backend is not None:
             self.backend.warm(SandboxSpec(limits=self.limits))
         self.executor = ToolExecutor()
-        self.dispatcher = Dispatcher(self.registry, approve, self.limits, self.executor, audit)
+        self.dispatcher = Dispatcher(self.registry, approve, self.limits, self.executor, audit,
+                                     host_calls=HostCalls(idempotency_store))
         self._closed = False
         self._sessions_lock = threading.Lock()
 
@@ -104,16 +118,37 @@ class Runtime:
         """The tools as Python stubs, as a model sees them."""
         return self.registry.render_stubs()
 
-    def session(self) -> Session:
-        """A new session: a fresh sandbox whose variables persist between runs."""
+    def session(self, context: Mapping[str, Any] | None = None) -> Session:
+        """A new session: a fresh sandbox whose variables persist between runs.
+
+        ``context`` (merged over the runtime's) fills injected tool parameters
+        for every call of this session.
+        """
         if self._closed:
             raise RuntimeError("this runtime is closed")
-        return Session(self)
+        return Session(self, context=context)
 
-    def run(self, code: str) -> RunResult:
-        """Run one script in a fresh namespace (a new session, closed afterwards)."""
-        with self.session() as session:
+    def run(self, code: str, context: Mapping[str, Any] | None = None) -> RunResult:
+        """Run one script in a fresh namespace (a new session, closed afterwards);
+        ``context`` is merged over the runtime's for injected parameters."""
+        with self.session(context=context) as session:
             return session.run(code)
+
+    @classmethod
+    def from_config(
+        cls,
+        path: str | Path | None = None,
+        *,
+        profile: str | None = None,
+        **overrides: Any,
+    ) -> Runtime:
+        """A Runtime from ``toolscript.toml`` (or ``[tool.toolscript]`` in pyproject).
+
+        See :func:`toolscript.runtime.config.runtime_from_config`.
+        """
+        from .config import runtime_from_config
+
+        return runtime_from_config(path, profile=profile, runtime_class=cls, **overrides)
 
     def acquire_sandbox(self, spec: SandboxSpec, configure: dict[str, Any]) -> SandboxHandle:
         """Start (or take from a pool) a sandbox and configure it for this runtime."""

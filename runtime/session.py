@@ -13,7 +13,8 @@ import itertools
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from toolscript.errors import ProtocolError
@@ -41,8 +42,11 @@ _DEATH_MESSAGES = {
 class Session:
     """Runs scripts in one sandbox whose variables persist between runs."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, context: Mapping[str, Any] | None = None) -> None:
         self.runtime = runtime
+        merged = {**getattr(runtime, "context", {}), **(context or {})}
+        self.context: Mapping[str, Any] = MappingProxyType(merged)
+        """Values for injected tool parameters (the runtime's, then this session's)."""
         self.id = uuid.uuid4().hex[:12]
         self._runs = itertools.count(1)
         self._lock = threading.Lock()
@@ -129,7 +133,7 @@ class Session:
             raise TypeError(f"code must be a str, got {type(code).__name__}")
         with self._lock:
             run_id = f"{self.id}-{next(self._runs)}"
-            ctx = RunContext(run_id, self.id, self.runtime.limits.max_tool_calls)
+            ctx = RunContext(run_id, self.id, self.runtime.limits.max_tool_calls, self.context)
             started = time.perf_counter()
             replaced = self._ensure_sandbox()
             if self._inprocess is not None:
@@ -234,7 +238,8 @@ class Session:
         ``args`` may be a dict or a JSON string; invalid JSON, unknown tools and
         schema violations come back as a record with ``ok=False``.
         """
-        ctx = RunContext(f"{self.id}-direct", self.id, self.runtime.limits.max_tool_calls)
+        ctx = RunContext(f"{self.id}-direct", self.id, self.runtime.limits.max_tool_calls,
+                         self.context)
         self.runtime.dispatcher.call(ctx, name, args, source="direct")
         if ctx.abort is not None:
             raise ctx.abort
@@ -243,7 +248,8 @@ class Session:
     def call_tools(self, calls: Sequence[tuple[str, Any]]) -> list[ToolCallRecord]:
         """Several direct calls: read-only ones concurrently, writes serially in
         order; records come back in call order."""
-        ctx = RunContext(f"{self.id}-direct", self.id, self.runtime.limits.max_tool_calls)
+        ctx = RunContext(f"{self.id}-direct", self.id, self.runtime.limits.max_tool_calls,
+                         self.context)
         self.runtime.dispatcher.call_many(ctx, list(calls), source="direct")
         if ctx.abort is not None:
             raise ctx.abort

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from . import pydantic_models
 from .schema import (
     SchemaBuilder,
     is_typeddict,
@@ -91,6 +92,9 @@ class _ConverterBuilder:
                 return tp
             if dataclasses.is_dataclass(tp) or is_typeddict(tp):
                 return self._named(tp)
+            if pydantic_models.is_model(tp):
+                validate: Converter = tp.model_validate  # type: ignore[attr-defined]
+                return validate
         return None
 
     def _named(self, tp: type) -> Converter | None:
@@ -175,11 +179,13 @@ def _literal_converter(args: tuple[Any, ...]) -> Converter | None:
 def json_default(obj: Any) -> Any:
     """``json.dumps(default=json_default)`` hook for common non-JSON results.
 
-    Handles dataclass instances, Enum members, tuples/sets, dates and times
+    Handles dataclass instances, pydantic models, Enum members, tuples/sets, dates and times
     (ISO 8601) and UUIDs; raises ``TypeError`` for anything else.
     """
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if pydantic_models.is_instance(obj):
+        return pydantic_models.model_dump(obj)
     if isinstance(obj, enum.Enum):
         return obj.value
     if isinstance(obj, (set, frozenset)):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, overload
 
-from .definition import Tool
+from .definition import IdempotencyScope, Tool
 
 __all__ = ["tool"]
 
@@ -23,6 +23,9 @@ def tool(
     requires_approval: bool = False,
     timeout_s: float | None = None,
     allowed_callers: Iterable[str] | None = None,
+    examples: Sequence[Mapping[str, Any]] | None = None,
+    inject: Mapping[str, str] | Iterable[str] | None = None,
+    idempotent: bool | IdempotencyScope = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -36,6 +39,9 @@ def tool(
     requires_approval: bool = False,
     timeout_s: float | None = None,
     allowed_callers: Iterable[str] | None = None,
+    examples: Sequence[Mapping[str, Any]] | None = None,
+    inject: Mapping[str, str] | Iterable[str] | None = None,
+    idempotent: bool | IdempotencyScope = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a :class:`Tool`; usable bare or with options.
 
@@ -58,6 +64,12 @@ def tool(
         timeout_s: per-call timeout in seconds.
         allowed_callers: who may call it: ``"script"`` (scripts),
             ``"direct"`` (the model, as a classic function call); default both.
+        examples: example argument dicts, validated against the schema now,
+            shown in stubs and sent to dialects that accept examples.
+        inject: parameters filled by the host from the run's context
+            (names, or ``{param: context_key}``); like ``Injected[T]``.
+        idempotent: ``True`` (per run), ``"session"`` or ``"global"``: repeats
+            of a call in that scope return the first result instead of acting.
 
     Raises:
         ToolDefinitionError: bad name or options.
@@ -73,6 +85,9 @@ def tool(
             requires_approval=requires_approval,
             timeout_s=timeout_s,
             allowed_callers=allowed_callers,
+            examples=examples,
+            inject=inject,
+            idempotent=idempotent,
         )
 
     if func is not None:

@@ -14,14 +14,16 @@ import inspect
 import keyword
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolscript.errors import SchemaError, ToolDefinitionError
+from toolscript.errors import ConfigurationError, SchemaError, ToolDefinitionError
 
+from . import pydantic_models
 from .convert import Converter, build_converter
 from .docstrings import parse_docstring
+from .markers import IdempotencyKeyMarker, Inject, find_marker
 from .schema import (
     MISSING,
     SchemaBuilder,
@@ -30,12 +32,37 @@ from .schema import (
     resolve_hints,
     to_json_default,
     type_label,
+    unwrap_annotated,
 )
-from .validation import ArgsValidator, Problem
+from .validation import ArgsValidator, ArgumentError, Problem
 
-__all__ = ["MISSING", "NAME_PATTERN", "Param", "ParamKind", "Tool", "check_tool_name"]
+__all__ = [
+    "IDEMPOTENCY_PARAM",
+    "MISSING",
+    "NAME_PATTERN",
+    "HostNeeds",
+    "IdempotencyScope",
+    "InjectedParam",
+    "Param",
+    "ParamKind",
+    "Tool",
+    "check_tool_name",
+]
 
 ParamKind = Literal["positional_or_keyword", "keyword_only"]
+IdempotencyScope = Literal["run", "session", "global"]
+IDEMPOTENCY_SCOPES: tuple[str, ...] = ("run", "session", "global")
+IDEMPOTENCY_PARAM = "idempotency_key"
+"""The optional argument through which a script supplies its own idempotency key."""
+_IDEMPOTENCY_SCHEMA: dict[str, Any] = {
+    "type": ["string", "null"],
+    "minLength": 1,
+    "maxLength": 200,
+    "description": (
+        "Optional: calls with the same key act once (a repeat returns the first result); "
+        "default: derived from the arguments"
+    ),
+}
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """The strictest provider rule for tool names (OpenAI, Anthropic, Gemini...)."""
@@ -92,6 +119,49 @@ class Param:
     annotation: Any = Any
 
 
+@dataclass(frozen=True)
+class InjectedParam:
+    """A parameter the host fills from the run's context (never seen by the model).
+
+    Attributes:
+        name: the function's parameter name.
+        key: the context key it is read from.
+        default: the parameter's default (used when the context lacks ``key``),
+            or ``MISSING``.
+        check: a class the value must be an instance of, when the annotation
+            is a plain class; else None (not checked).
+    """
+
+    name: str
+    key: str
+    default: Any = MISSING
+    check: type | None = None
+
+
+@dataclass(frozen=True)
+class HostNeeds:
+    """What the host does around a call of one tool (``Tool.host_needs``).
+
+    Plain tools have ``host_needs = None`` and cost nothing extra per call.
+
+    Attributes:
+        injected: parameters filled from the run's context.
+        idempotency: ``"run"``, ``"session"`` or ``"global"``: the scope in
+            which calls with the same arguments (or the same script-supplied
+            ``idempotency_key``) act once; None if not idempotent.
+        key_param: the parameter that receives the idempotency key, if any.
+        phase: ``"prepare"`` or ``"commit"`` for the two tools of a
+            two-phase write (see :func:`~toolscript.tools.two_phase`).
+        partner: the name of the other tool of a two-phase pair.
+    """
+
+    injected: tuple[InjectedParam, ...] = ()
+    idempotency: IdempotencyScope | None = None
+    key_param: str | None = None
+    phase: Literal["prepare", "commit"] | None = None
+    partner: str | None = None
+
+
 class Tool:
     """A host-side function exposed to scripts and models.
 
@@ -109,6 +179,10 @@ class Tool:
         timeout_s: per-call timeout in seconds, or None for the runtime default.
         allowed_callers: ``{"script", "direct"}`` or a subset: whether scripts,
             the model's classic function calls, or both may call the tool.
+        examples: example argument dicts (valid against the schema), shown in
+            stubs and sent as ``input_examples`` where a dialect supports them.
+        host_needs: injected parameters, idempotency and two-phase roles, or
+            None for a plain tool.
     """
 
     name: str
@@ -123,6 +197,8 @@ class Tool:
     requires_approval: bool
     timeout_s: float | None
     allowed_callers: frozenset[str]
+    examples: tuple[dict[str, Any], ...]
+    host_needs: HostNeeds | None
 
     def __init__(
         self,
@@ -134,6 +210,9 @@ class Tool:
         requires_approval: bool = False,
         timeout_s: float | None = None,
         allowed_callers: Iterable[str] | None = None,
+        examples: Sequence[Mapping[str, Any]] | None = None,
+        inject: Mapping[str, str] | Iterable[str] | None = None,
+        idempotent: bool | IdempotencyScope = False,
     ) -> None:
         """Build a tool from ``func``; see :meth:`from_function`."""
         if isinstance(func, Tool):
@@ -155,13 +234,17 @@ class Tool:
         self.requires_approval = bool(requires_approval)
         self.timeout_s = _check_timeout(self.name, timeout_s)
         self.allowed_callers = _check_callers(self.name, allowed_callers)
+        self._inject_option = _check_inject(self.name, inject)
+        self._idempotency = _check_idempotent(self.name, idempotent)
+        self.host_needs = None
 
         doc = parse_docstring(inspect.getdoc(func))
         self.description = (description if description is not None else doc.description).strip()
         self.returns_description = doc.returns
 
         self._build_params(doc.params)
-        self._fast = self._validator.fast
+        self._fast = self._validator.fast if self._validator.post_check is None else None
+        self.examples = self._check_examples(examples)
 
         # functools.update_wrapper-like metadata, so the Tool looks like its function.
         self.__name__ = self.name
@@ -181,6 +264,9 @@ class Tool:
         requires_approval: bool = False,
         timeout_s: float | None = None,
         allowed_callers: Iterable[str] | None = None,
+        examples: Sequence[Mapping[str, Any]] | None = None,
+        inject: Mapping[str, str] | Iterable[str] | None = None,
+        idempotent: bool | IdempotencyScope = False,
     ) -> Tool:
         """Build a tool from a plain function.
 
@@ -193,6 +279,13 @@ class Tool:
             requires_approval: calls must be approved by the host's hook.
             timeout_s: per-call timeout in seconds.
             allowed_callers: ``"script"``, ``"direct"`` or both (default both).
+            examples: example argument dicts, each checked against the schema.
+            inject: parameters the host fills from the run's context: a list of
+                names (context key = name) or ``{param: context_key}``; same as
+                annotating them ``Injected[T]``.
+            idempotent: ``True``/``"run"``, ``"session"`` or ``"global"``: calls
+                with the same arguments (or the same ``idempotency_key``) in that
+                scope run once; repeats return the first result.
 
         Raises:
             ToolDefinitionError: bad name, timeout, or unsupported function.
@@ -208,6 +301,9 @@ class Tool:
             requires_approval=requires_approval,
             timeout_s=timeout_s,
             allowed_callers=allowed_callers,
+            examples=examples,
+            inject=inject,
+            idempotent=idempotent,
         )
 
     # -- construction helpers -----------------------------------------------------
@@ -227,9 +323,34 @@ class Tool:
         required: list[str] = []
         converters: dict[str, Converter] = {}
         positional_only: list[str] = []
+        injected: list[InjectedParam] = []
+        key_param: str | None = None
+        models: dict[str, Converter] = {}
         for p in signature.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 continue
+            marker = self._marker(p.name, hints.get(p.name))
+            if marker is not None:
+                if p.kind is p.POSITIONAL_ONLY:
+                    raise ToolDefinitionError(
+                        f"tool {self.name!r}: parameter {p.name!r} is filled by the host, so it "
+                        "cannot be positional-only; remove the '/' before it"
+                    )
+                if isinstance(marker, IdempotencyKeyMarker):
+                    key_param = p.name
+                else:
+                    bare = unwrap_annotated(hints.get(p.name, Any))[0]
+                    injected.append(InjectedParam(
+                        p.name, marker.key or p.name,
+                        MISSING if p.default is p.empty else p.default,
+                        bare if isinstance(bare, type) and bare not in (object, Any) else None,
+                    ))
+                continue
+            if p.name == IDEMPOTENCY_PARAM and (self._idempotency or key_param):
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: parameter {IDEMPOTENCY_PARAM!r} is reserved on "
+                    "idempotent tools; annotate it `IdempotencyKey` to receive the key"
+                )
             if p.name not in hints:
                 raise SchemaError(
                     f"tool {self.name!r}: parameter {p.name!r} has no type annotation; "
@@ -275,6 +396,27 @@ class Tool:
                 required.append(p.name)
             if converter is not None:
                 converters[p.name] = converter
+                if builder.uses_models:
+                    models[p.name] = converter
+        unknown = set(self._inject_option) - {i.name for i in injected}
+        if unknown:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: inject names {sorted(unknown)}, which are not parameters "
+                f"of the function; parameters: {list(signature.parameters)}"
+            )
+        idempotency = self._idempotency or ("run" if key_param else None)
+        if idempotency is not None:
+            if any(p.name == IDEMPOTENCY_PARAM for p in params):
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: parameter {IDEMPOTENCY_PARAM!r} is reserved on "
+                    "idempotent tools; annotate it `IdempotencyKey` to receive the key"
+                )
+            params.append(Param(IDEMPOTENCY_PARAM, "keyword_only", False, None,
+                                str(_IDEMPOTENCY_SCHEMA["description"]),
+                                dict(_IDEMPOTENCY_SCHEMA), str | None))
+            properties[IDEMPOTENCY_PARAM] = dict(_IDEMPOTENCY_SCHEMA)
+        if injected or idempotency is not None:
+            self.host_needs = HostNeeds(tuple(injected), idempotency, key_param)
         self.params = tuple(params)
         self.parameters_schema = builder.attach_defs(
             {
@@ -284,7 +426,12 @@ class Tool:
                 "additionalProperties": False,
             }
         )
-        self._validator = ArgsValidator(self.parameters_schema, [p.name for p in params])
+        self._validator = ArgsValidator(
+            self.parameters_schema,
+            [p.name for p in params],
+            check_formats=True,
+            post_check=_model_check(models) if models else None,
+        )
         self._converters = converters
         self._positional_only = tuple(positional_only)
         self._defaults = {p.name: p.default for p in params}
@@ -298,6 +445,40 @@ class Tool:
                 self.returns_schema = returns.attach_defs(returns.schema(self.return_annotation))
             except UnsupportedType:
                 self.returns_schema = None
+
+    def _marker(self, name: str, hint: Any) -> Inject | IdempotencyKeyMarker | None:
+        """How the host fills parameter ``name``, if it does (marker or ``inject=``)."""
+        if name in self._inject_option:
+            return Inject(self._inject_option[name])
+        if hint is None:
+            return None
+        return find_marker(unwrap_annotated(hint)[1])
+
+    def _check_examples(
+        self, examples: Sequence[Mapping[str, Any]] | None
+    ) -> tuple[dict[str, Any], ...]:
+        if examples is None:
+            return ()
+        if isinstance(examples, (str, bytes, Mapping)) or not isinstance(examples, Sequence):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: examples must be a list of argument dicts"
+            )
+        checked: list[dict[str, Any]] = []
+        for i, example in enumerate(examples):
+            if not isinstance(example, Mapping):
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: examples[{i}] must be a dict of arguments, "
+                    f"got {type(example).__name__}"
+                )
+            try:
+                self.validate(dict(example))
+            except ArgumentError as exc:
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: examples[{i}] does not match the parameters: "
+                    + "; ".join(str(p) for p in exc.problems)
+                ) from None
+            checked.append(dict(example))
+        return tuple(checked)
 
     def _hints(self) -> dict[str, Any]:
         func = self.func
@@ -344,8 +525,55 @@ class Tool:
     def problems(self, args: Any) -> list[Problem]:
         """Every problem with ``args`` (an empty list if they are valid)."""
         if self._validator.is_valid(args):
-            return []
+            post = self._validator.post_check
+            return post(args) if post is not None else []
         return self._validator.problems(args)
+
+    def injected_values(self, context: Mapping[str, Any]) -> dict[str, Any]:
+        """The values of the injected parameters, read from ``context``.
+
+        A missing key falls back to the parameter's default.
+
+        Raises:
+            ConfigurationError: a required context value is missing or has
+                the wrong type (a host set-up error, never the model's).
+        """
+        needs = self.host_needs
+        if needs is None or not needs.injected:
+            return {}
+        out: dict[str, Any] = {}
+        for param in needs.injected:
+            value = context.get(param.key, MISSING)
+            if value is MISSING:
+                if param.default is MISSING:
+                    raise ConfigurationError(
+                        f"tool {self.name!r} needs the context value {param.key!r} for its "
+                        f"injected parameter {param.name!r}; pass it with "
+                        f"Runtime(context={{{param.key!r}: ...}}) or "
+                        f"runtime.session(context={{{param.key!r}: ...}})"
+                    )
+                continue
+            if param.check is not None and not isinstance(value, param.check):
+                raise ConfigurationError(
+                    f"tool {self.name!r}: context value {param.key!r} must be "
+                    f"{param.check.__qualname__}, got {type(value).__qualname__}"
+                )
+            out[param.name] = value
+        return out
+
+    def call_args(
+        self, args: Mapping[str, Any], injected: Mapping[str, Any], key: str | None = None
+    ) -> dict[str, Any]:
+        """The arguments for :meth:`invoke`: the validated ``args`` without the
+        script's ``idempotency_key``, plus injected values and the key parameter."""
+        full = dict(args)
+        needs = self.host_needs
+        if needs is not None and needs.idempotency is not None:
+            full.pop(IDEMPOTENCY_PARAM, None)
+            if needs.key_param is not None:
+                full[needs.key_param] = key
+        full.update(injected)
+        return full
 
     def invoke(self, args: dict[str, Any]) -> Any:
         """Call the function with an already validated arguments dict.
@@ -394,6 +622,50 @@ class Tool:
 
 
 CALLERS = frozenset({"script", "direct"})
+
+
+def _check_inject(name: str, inject: Mapping[str, str] | Iterable[str] | None) -> dict[str, str]:
+    if inject is None:
+        return {}
+    if isinstance(inject, str):
+        inject = [inject]
+    pairs = dict(inject) if isinstance(inject, Mapping) else {n: n for n in inject}
+    for param, key in pairs.items():
+        if not isinstance(param, str) or not isinstance(key, str) or not key:
+            raise ToolDefinitionError(
+                f"tool {name!r}: inject must be parameter names or {{param: context_key}} "
+                f"strings, got {param!r}: {key!r}"
+            )
+    return pairs
+
+
+def _check_idempotent(name: str, value: Any) -> IdempotencyScope | None:
+    if value is False or value is None:
+        return None
+    if value is True:
+        return "run"
+    if value in IDEMPOTENCY_SCOPES:
+        scope: IdempotencyScope = value
+        return scope
+    raise ToolDefinitionError(
+        f"tool {name!r}: idempotent must be True, False or one of "
+        f"{', '.join(IDEMPOTENCY_SCOPES)}, got {value!r}"
+    )
+
+
+def _model_check(models: Mapping[str, Converter]) -> Callable[[Any], list[Problem]]:
+    """A post-check running pydantic validation of the model-typed arguments."""
+
+    def check(args: Any) -> list[Problem]:
+        problems: list[Problem] = []
+        for name, convert in models.items():
+            if name in args:
+                for path, reason in pydantic_models.validation_problems(convert, args[name]):
+                    where = name if not path else f"{name}{'' if path[0] == '[' else '.'}{path}"
+                    problems.append(Problem(where, reason))
+        return problems
+
+    return check
 
 
 def _check_callers(name: str, callers: Iterable[str] | None) -> frozenset[str]:

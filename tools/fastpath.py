@@ -16,8 +16,11 @@ array, or a list of these), ``enum``/``const`` of str/int/finite float/bool/
 None, ``properties``/``required``/``additionalProperties`` (false, true or a
 schema) on ``type: object``, ``items``/``prefixItems``/``minItems``/
 ``maxItems``/``uniqueItems`` (for string or integer items) on ``type: array``,
-``anyOf``, ``allOf``, local ``$ref`` to ``#/$defs/NAME`` (recursion included)
-and the annotations ``title``/``description``/``default``/``examples``.
+``anyOf``, ``allOf``, local ``$ref`` to ``#/$defs/NAME`` (recursion included),
+the value constraints ``minimum``/``maximum``/``exclusiveMinimum``/
+``exclusiveMaximum``, ``multipleOf`` (integers), ``minLength``/``maxLength``
+and ``pattern`` (``re.search``, as ``jsonschema`` does), and the annotations
+``title``/``description``/``default``/``examples``.
 Integers are strict: ``1.0`` is not an integer here (the validator agrees);
 ``bool`` is never a number.
 """
@@ -38,7 +41,16 @@ _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comme
 _OBJECT_KEYS = frozenset({"properties", "required", "additionalProperties"})
 _ARRAY_KEYS = frozenset({"items", "prefixItems", "minItems", "maxItems", "uniqueItems"})
 _GENERAL_KEYS = frozenset({"type", "enum", "const", "anyOf", "allOf", "$ref"})
-_KNOWN = _ANNOTATIONS | _OBJECT_KEYS | _ARRAY_KEYS | _GENERAL_KEYS | {"$defs"}
+_NUMBER_BOUNDS = {
+    "minimum": ">=",
+    "maximum": "<=",
+    "exclusiveMinimum": ">",
+    "exclusiveMaximum": "<",
+}
+_STRING_KEYS = frozenset({"minLength", "maxLength", "pattern"})
+_SCALAR_KEYS = frozenset(_NUMBER_BOUNDS) | {"multipleOf"} | _STRING_KEYS
+_KNOWN = _ANNOTATIONS | _OBJECT_KEYS | _ARRAY_KEYS | _GENERAL_KEYS | _SCALAR_KEYS | {"$defs"}
+_IS_NUMBER = "(type({v}) is int or type({v}) is float)"
 
 _TYPE_EXPR = {
     "string": "type({v}) is str",
@@ -124,6 +136,8 @@ class _Compiler:
         elif type_list is not None:
             parts = [_TYPE_EXPR[t].format(v=v) for t in type_list]
             conds.append(parts[0] if len(parts) == 1 else "(" + " or ".join(parts) + ")")
+        if keys & _SCALAR_KEYS:
+            conds.extend(self._scalar(node, v, type_list))
         if "enum" in node:
             conds.append(self._enum(node["enum"], v))
         if "const" in node:
@@ -143,6 +157,51 @@ class _Compiler:
         if not conds:
             return "True"
         return conds[0] if len(conds) == 1 else "(" + " and ".join(conds) + ")"
+
+    def _scalar(self, node: Mapping[str, Any], v: str, type_list: list[str] | None) -> list[str]:
+        """Conditions for numeric bounds and string constraints.
+
+        Each keyword only applies to values of its kind (as in JSON Schema), so
+        its condition is guarded by a type test unless ``type`` already
+        restricts the value to that kind.
+        """
+        numeric_only = type_list is not None and set(type_list) <= {"integer", "number"}
+        string_only = type_list == ["string"]
+        if type_list is not None and not type_list:
+            raise _Unsupported
+        number_guard = "" if numeric_only else f"not {_IS_NUMBER.format(v=v)} or "
+        string_guard = "" if string_only else f"type({v}) is not str or "
+        conds: list[str] = []
+        for keyword, op in _NUMBER_BOUNDS.items():
+            if keyword in node:
+                bound = node[keyword]
+                if type(bound) not in (int, float) or not math.isfinite(bound):
+                    raise _Unsupported
+                conds.append(f"({number_guard}{v} {op} {bound!r})")
+        if "multipleOf" in node:
+            step = node["multipleOf"]
+            if type(step) is not int or step <= 0:
+                raise _Unsupported  # float steps: jsonschema's float arithmetic decides
+            # Float values answer "not sure" (False) and go to jsonschema.
+            conds.append(f"({number_guard}(type({v}) is int and {v} % {step} == 0))")
+        for keyword, op in (("minLength", ">="), ("maxLength", "<=")):
+            if keyword in node:
+                bound = node[keyword]
+                if type(bound) is not int:
+                    raise _Unsupported
+                conds.append(f"({string_guard}len({v}) {op} {bound})")
+        if "pattern" in node:
+            pattern = node["pattern"]
+            if not isinstance(pattern, str):
+                raise _Unsupported
+            try:
+                search = re.compile(pattern).search
+            except re.error:
+                raise _Unsupported from None
+            const = self._name("re")
+            self.constants[const] = search
+            conds.append(f"({string_guard}{const}({v}) is not None)")
+        return conds
 
     def _enum(self, values: Any, v: str) -> str:
         if not isinstance(values, list) or not values:

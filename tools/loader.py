@@ -16,6 +16,7 @@ from typing import Any
 from toolscript.errors import ToolDefinitionError, ToolLoadError
 
 from .definition import Tool
+from .twophase import TwoPhase
 
 __all__ = ["load_module", "load_tools"]
 
@@ -23,8 +24,9 @@ __all__ = ["load_module", "load_tools"]
 def load_tools(spec: str) -> list[Tool]:
     """The tools defined by a module (``pkg.tools``) or a file (``./tools.py``).
 
-    If the module has a ``TOOLS`` list, its items are used (Tool objects or
-    plain functions); otherwise every :class:`Tool` bound at module level, in
+    If the module has a ``TOOLS`` list, its items are used (Tool objects,
+    :class:`TwoPhase` pairs or plain functions); otherwise every :class:`Tool`
+    (and both tools of every ``TwoPhase``) bound at module level, in
     definition order.
 
     Raises:
@@ -41,7 +43,9 @@ def load_tools(spec: str) -> list[Tool]:
             )
         tools: list[Tool] = []
         for i, item in enumerate(declared):
-            if isinstance(item, Tool):
+            if isinstance(item, TwoPhase):
+                tools.extend(item)
+            elif isinstance(item, Tool):
                 tools.append(item)
             elif callable(item):
                 tools.append(Tool.from_function(item))
@@ -51,9 +55,11 @@ def load_tools(spec: str) -> list[Tool]:
         tools = []
         seen: set[int] = set()
         for value in vars(module).values():
-            if isinstance(value, Tool) and id(value) not in seen:
-                seen.add(id(value))
-                tools.append(value)
+            found = list(value) if isinstance(value, TwoPhase) else [value]
+            for item in found:
+                if isinstance(item, Tool) and id(item) not in seen:
+                    seen.add(id(item))
+                    tools.append(item)
     if not tools:
         raise ToolLoadError(
             f"no tools found in {spec}: decorate functions with @tool or define "

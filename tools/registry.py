@@ -10,6 +10,7 @@ from typing import Any
 from toolscript.errors import ToolDefinitionError
 
 from .definition import Tool
+from .twophase import TwoPhase
 
 __all__ = ["RESERVED_NAMES", "ToolRegistry"]
 
@@ -27,11 +28,11 @@ class ToolRegistry:
 
     def __init__(
         self,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[Tool | TwoPhase | Callable[..., Any]] = (),
         *,
         reserved: Iterable[str] = (),
     ) -> None:
-        """Register ``tools``.
+        """Register ``tools`` (a :class:`TwoPhase` pair registers both its tools).
 
         Raises:
             ToolDefinitionError: a bad or reserved name, or a duplicate.
@@ -39,7 +40,7 @@ class ToolRegistry:
         """
         reserved_names = RESERVED_NAMES | frozenset(reserved)
         by_name: dict[str, Tool] = {}
-        for item in tools:
+        for item in _flatten(tools):
             t = item if isinstance(item, Tool) else Tool.from_function(item)
             if t.name in reserved_names:
                 raise ToolDefinitionError(
@@ -128,6 +129,16 @@ class ToolRegistry:
     def __repr__(self) -> str:
         """``ToolRegistry(['a', 'b'])``."""
         return f"ToolRegistry({self.names()!r})"
+
+
+def _flatten(
+    items: Iterable[Tool | TwoPhase | Callable[..., Any]],
+) -> Iterator[Tool | Callable[..., Any]]:
+    for item in items:
+        if isinstance(item, TwoPhase):
+            yield from item
+        else:
+            yield item
 
 
 def _origin(t: Tool) -> str:

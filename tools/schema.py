@@ -31,12 +31,15 @@ except ImportError:  # pragma: no cover - typing_extensions is nearly always pre
 
 from toolscript.errors import SchemaError
 
+from . import pydantic_models
+from .constraints import ConstraintError, constraint_keywords, json_types, metadata_description
 from .docstrings import parse_docstring
 
 __all__ = [
     "MISSING",
     "SchemaBuilder",
     "UnsupportedType",
+    "annotated_description",
     "class_docstring",
     "explain_unsupported",
     "is_named_type",
@@ -151,10 +154,11 @@ def unwrap_annotated(tp: Any) -> tuple[Any, list[Any]]:
             return tp, metadata
 
 
-def _annotated_description(metadata: list[Any]) -> str | None:
-    """The description given as a string in ``Annotated`` metadata, if any."""
-    texts = [m for m in metadata if isinstance(m, str)]
-    return " ".join(t.strip() for t in texts if t.strip()) or None
+def annotated_description(metadata: list[Any]) -> str | None:
+    """The description in ``Annotated`` metadata: strings, ``Field(description=)``
+    and pydantic's ``Field(description=)``, joined; None if there is none."""
+    texts = [m if isinstance(m, str) else metadata_description(m) for m in metadata]
+    return " ".join(t.strip() for t in texts if t and t.strip()) or None
 
 
 def json_type_of(value: Any) -> str | None:
@@ -187,7 +191,10 @@ def is_typeddict(tp: Any) -> bool:
 def is_named_type(tp: Any) -> bool:
     """True for types that go to ``$defs``: Enum, TypedDict and dataclass classes."""
     return isinstance(tp, type) and (
-        issubclass(tp, enum.Enum) or is_typeddict(tp) or dataclasses.is_dataclass(tp)
+        issubclass(tp, enum.Enum)
+        or is_typeddict(tp)
+        or dataclasses.is_dataclass(tp)
+        or pydantic_models.is_model(tp)
     )
 
 
@@ -261,6 +268,8 @@ class SchemaBuilder:
         """Start with an empty ``$defs`` table."""
         self.defs: dict[str, JSONSchema] = {}
         self._names: dict[Any, str] = {}
+        self.uses_models = False
+        """True once a pydantic model was used (its validators must also run)."""
 
     def attach_defs(self, schema: JSONSchema) -> JSONSchema:
         """Return ``schema`` with a ``$defs`` section if named types were used."""
@@ -272,7 +281,14 @@ class SchemaBuilder:
         """The JSON Schema of annotation ``tp``; raises :class:`UnsupportedType`."""
         bare, metadata = unwrap_annotated(tp)
         result = self._schema(bare)
-        description = _annotated_description(metadata)
+        if any(not isinstance(m, str) for m in metadata):
+            try:
+                keywords = constraint_keywords(metadata, json_types(result, self.defs))
+            except ConstraintError as exc:
+                raise UnsupportedType(tp, str(exc)) from exc
+            if keywords:
+                result = {**result, **keywords}
+        description = annotated_description(metadata)
         if description:
             result = {**result, "description": description}
         return result
@@ -407,6 +423,8 @@ class SchemaBuilder:
             return {"type": "object"}
         if issubclass(tp, enum.Enum) or is_typeddict(tp) or dataclasses.is_dataclass(tp):
             return self._named(tp)
+        if pydantic_models.is_model(tp):
+            return self._pydantic(tp)
         if issubclass(tp, tuple) and hasattr(tp, "_fields"):
             raise UnsupportedType(tp, "NamedTuple is not supported; use a TypedDict or dataclass")
         raise UnsupportedType(
@@ -430,6 +448,35 @@ class SchemaBuilder:
             else:
                 body = self._dataclass(tp)
             self.defs[name] = body
+        return {"$ref": f"#/$defs/{name}"}
+
+    def _pydantic(self, tp: type) -> JSONSchema:
+        """A pydantic model: its own JSON Schema, its ``$defs`` merged into ours."""
+        self.uses_models = True
+        name = self._names.get(tp)
+        if name is not None:
+            return {"$ref": f"#/$defs/{name}"}
+        try:
+            schema, defs = pydantic_models.model_schema(tp)
+        except Exception as exc:
+            raise UnsupportedType(tp, f"pydantic cannot make its JSON Schema: {exc}") from exc
+        for key, body in defs.items():
+            if key in self.defs and self.defs[key] != body:
+                raise UnsupportedType(
+                    tp, f"two different types are named {key!r}; rename one of them"
+                )
+            self.defs[key] = body
+        ref = schema.get("$ref")
+        if set(schema) == {"$ref"} and isinstance(ref, str):  # recursive model: lives in $defs
+            name = ref.rsplit("/", 1)[-1]
+        else:
+            name = tp.__name__
+            if name in self.defs and self.defs[name] != schema:
+                raise UnsupportedType(
+                    tp, f"two different types are named {name!r}; rename one of them"
+                )
+            self.defs[name] = schema
+        self._names[tp] = name
         return {"$ref": f"#/$defs/{name}"}
 
     def _new_name(self, tp: type) -> str:

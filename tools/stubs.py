@@ -33,10 +33,13 @@ import typing
 from collections.abc import Iterable
 from typing import Any
 
+from . import pydantic_models
+from .constraints import ConstraintError, constraint_keywords, describe_constraints
 from .definition import Tool
 from .docstrings import parse_docstring, split_intro
 from .schema import (
     MISSING,
+    annotated_description,
     class_docstring,
     is_typeddict,
     to_json_default,
@@ -106,7 +109,7 @@ class _Renderer:
         if isinstance(tp, type):
             if issubclass(tp, enum.Enum):
                 return "Literal[" + ", ".join(repr(m.value) for m in tp) + "]"
-            if is_typeddict(tp) or dataclasses.is_dataclass(tp):
+            if is_typeddict(tp) or dataclasses.is_dataclass(tp) or pydantic_models.is_model(tp):
                 return self._record(tp)
             return tp.__name__
         text = repr(tp)
@@ -143,8 +146,10 @@ class _Renderer:
         if doc.description:
             lines.extend(_docstring(doc.description.splitlines(), _INDENT))
         fields: list[tuple[str, Any, bool, str]] = []
-        hints = typing.get_type_hints(tp, localns={tp.__name__: tp}, include_extras=True)
-        if dataclasses.is_dataclass(tp):
+        if pydantic_models.is_model(tp):
+            fields = pydantic_models.model_fields(tp)
+        elif dataclasses.is_dataclass(tp):
+            hints = typing.get_type_hints(tp, localns={tp.__name__: tp}, include_extras=True)
             for f in dataclasses.fields(tp):
                 if not f.init:
                     continue
@@ -155,14 +160,15 @@ class _Renderer:
                 meta = f.metadata.get("description") if f.metadata else None
                 fields.append((f.name, hints.get(f.name, f.type), not has_default, meta or ""))
         else:
+            hints = typing.get_type_hints(tp, localns={tp.__name__: tp}, include_extras=True)
             required = typeddict_required_keys(tp, hints)
             fields = [(n, h, n in required, "") for n, h in hints.items()]
         if not fields and not doc.description:
             lines.append(f"{_INDENT}pass")
         for name, hint, is_required, meta in fields:
             _, metadata = unwrap_annotated(hint)
-            notes = [m.strip() for m in metadata if isinstance(m, str) and m.strip()]
-            description = " ".join(notes) or doc.params.get(name) or meta
+            description = annotated_description(metadata) or doc.params.get(name) or meta
+            description = _param_text(description, _metadata_constraints(metadata))
             rendered = self.annotation(hint)
             if not is_required:
                 rendered = f"NotRequired[{rendered}]"
@@ -204,12 +210,18 @@ class _Renderer:
             if body:
                 body.append("")
             body.extend(notes)
-        documented = [p for p in t.params if p.description]
+        documented = [(p, _param_text(p.description, p.schema)) for p in t.params]
+        documented = [(p, text) for p, text in documented if text]
         if documented:
             if body:
                 body.append("")
             body.append("Args:")
-            body.extend(f"{_INDENT}{p.name}: {' '.join(p.description.split())}" for p in documented)
+            body.extend(f"{_INDENT}{p.name}: {text}" for p, text in documented)
+        if t.examples:
+            if body:
+                body.append("")
+            body.append("Examples:")
+            body.extend(f"{_INDENT}{_example_call(t.name, e)}" for e in t.examples)
         if sections:
             if body:
                 body.append("")
@@ -228,6 +240,28 @@ def _docstring(lines: list[str], indent: str) -> list[str]:
     out.extend(f"{indent}{line}" if line.strip() else "" for line in safe[1:])
     out.append(f'{indent}"""')
     return out
+
+
+def _param_text(description: str, schema: dict[str, Any]) -> str:
+    """A parameter's description plus its constraints, e.g. ``Rows (>= 1, <= 100)``."""
+    text = " ".join(description.split())
+    constraints = describe_constraints(schema)
+    if constraints:
+        text = f"{text} ({constraints})" if text else constraints.capitalize()
+    return text
+
+
+def _metadata_constraints(metadata: list[Any]) -> dict[str, Any]:
+    """The constraint keywords of ``Annotated`` metadata (for record fields)."""
+    try:
+        return constraint_keywords(metadata, ("string", "integer", "number"))
+    except ConstraintError:
+        return {}
+
+
+def _example_call(name: str, example: dict[str, Any]) -> str:
+    """An example as a call: ``name(a=1, b='x')``."""
+    return f"{name}(" + ", ".join(f"{k}={v!r}" for k, v in example.items()) + ")"
 
 
 def _default(value: Any) -> str:

@@ -17,7 +17,7 @@ one message a model can act on::
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -56,8 +56,13 @@ _StrictValidator: Any = jsonschema.validators.extend(  # type: ignore[no-untyped
 )
 
 
-def make_jsonschema_validator(schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
+def make_jsonschema_validator(
+    schema: Mapping[str, Any], check_formats: bool = False
+) -> jsonschema.protocols.Validator:
     """A draft 2020-12 validator for ``schema`` with strict integers.
+
+    ``check_formats`` makes ``format`` an assertion (for the formats the
+    installed ``jsonschema`` can check) instead of an annotation.
 
     Raises:
         SchemaError: ``schema`` is not a valid JSON Schema.
@@ -66,8 +71,13 @@ def make_jsonschema_validator(schema: Mapping[str, Any]) -> jsonschema.protocols
         _StrictValidator.check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:
         raise SchemaError(f"invalid JSON Schema: {exc.message}") from exc
-    validator: jsonschema.protocols.Validator = _StrictValidator(schema)
+    checker = _StrictValidator.FORMAT_CHECKER if check_formats else None
+    validator: jsonschema.protocols.Validator = _StrictValidator(schema, format_checker=checker)
     return validator
+
+
+PostCheck = Callable[[Any], list["Problem"]]
+"""Extra checks run after the schema accepted the arguments (e.g. pydantic validators)."""
 
 
 @dataclass(frozen=True)
@@ -116,15 +126,27 @@ class ArgumentError(Exception):
 class ArgsValidator:
     """Validates argument dicts against one schema; built once per tool."""
 
-    def __init__(self, schema: Mapping[str, Any], order: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        schema: Mapping[str, Any],
+        order: Sequence[str] | None = None,
+        *,
+        check_formats: bool = False,
+        post_check: PostCheck | None = None,
+    ) -> None:
         """Compile ``schema``; ``order`` lists parameter names in signature order.
+
+        ``check_formats`` asserts ``format`` (see
+        :func:`make_jsonschema_validator`); ``post_check`` runs after the
+        schema accepted a value and returns its problems (empty: valid).
 
         Raises:
             SchemaError: ``schema`` is not a valid JSON Schema.
         """
         self.schema = schema
-        self._validator = make_jsonschema_validator(schema)
+        self._validator = make_jsonschema_validator(schema, check_formats)
         self.fast: FastCheck | None = compile_fast_check(schema)
+        self.post_check = post_check
         if order is None:
             props = schema.get("properties", {})
             order = list(props) if isinstance(props, Mapping) else []
@@ -159,6 +181,10 @@ class ArgsValidator:
     def check(self, tool: str, args: Any) -> None:
         """Raise :class:`ArgumentError` naming ``tool`` if ``args`` is invalid."""
         if self.is_valid(args):
+            if self.post_check is not None:
+                problems = self.post_check(args)
+                if problems:
+                    raise ArgumentError(tool, problems)
             return
         problems = self.problems(args) or [Problem(ROOT, "arguments are invalid")]
         raise ArgumentError(tool, problems)

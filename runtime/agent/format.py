@@ -1,7 +1,9 @@
 """Turning script results and tool-call records into the text the model reads.
 
 Only a script's value and printed output go back, capped at a number of
-characters with an explicit notice, so the model knows it saw a prefix.
+characters with an explicit notice, so the model knows it saw a prefix; a
+list value is cut at whole items and the notice says how many of how many
+were kept (:func:`~toolscript.runtime.shaping.cap_json`).
 Errors are rendered as ``error: TYPE: message`` so the model can fix them.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..shaping import cap_json
 from .protocols import ErrorLike, RunResultLike, ToolCallRecordLike
 
 __all__ = ["cap", "format_error", "format_run_result", "format_tool_record", "to_json"]
@@ -53,7 +56,7 @@ def format_run_result(result: RunResultLike, max_chars: int) -> tuple[str, bool]
             parts.append("[printed output was cut by the sandbox's output limit]")
     if result.ok:
         if result.value is not None:
-            parts.append("value:\n" + to_json(result.value))
+            parts.append("value:\n" + cap_json(result.value, max_chars - len("value:\n")))
         elif not result.stdout:
             parts.append(
                 "ok (no value and nothing printed: end the script with an expression "
@@ -65,5 +68,5 @@ def format_run_result(result: RunResultLike, max_chars: int) -> tuple[str, bool]
 def format_tool_record(record: ToolCallRecordLike, max_chars: int) -> tuple[str, bool]:
     """The model's view of a direct tool call: ``(text, is_error)``."""
     if record.ok:
-        return cap(to_json(record.value), max_chars), False
+        return cap(cap_json(record.value, max_chars), max_chars), False
     return cap(format_error(record.error), max_chars), True

@@ -120,7 +120,8 @@ def build_offer(
             )
         )
     specs.extend(
-        ToolSpec(name=t.name, description=t.description or t.name, parameters=t.parameters_schema)
+        ToolSpec(name=t.name, description=t.description or t.name, parameters=t.parameters_schema,
+                 examples=tuple(getattr(t, "examples", ()) or ()))
         for t in direct
     )
     return Offer(

@@ -5,7 +5,8 @@ Wire shapes: tools carry ``input_schema``; the assistant's content blocks
 ``tool_use`` gets a ``tool_result`` (``is_error: true`` on failures), all of
 them in ONE user message, placed before any text of that message;
 ``max_tokens`` is always sent. The last tool carries a ``cache_control``
-breakpoint so the stable tool definitions and system text are cached.
+breakpoint so the stable tool definitions and system text are cached. Tools
+with examples carry ``input_examples`` (with the beta header that enables them).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider"]
 log = logging.getLogger("toolscript.agent")
 
 _CHOICE_TYPES = {"auto": "auto", "none": "none", "required": "any", "named": "tool"}
+
+#: The beta that enables ``input_examples`` on tools (sent only when a tool has examples).
+INPUT_EXAMPLES_BETA = "advanced-tool-use-2025-11-20"
 
 #: ``max_tokens`` sent when the caller gives none (the endpoint requires one).
 DEFAULT_MAX_TOKENS = 4096
@@ -63,6 +67,8 @@ class AnthropicProvider(Provider):
             if self.prompt_cache:
                 tools[-1]["cache_control"] = {"type": "ephemeral"}
             body["tools"] = tools
+            if any("input_examples" in t for t in tools):
+                body["extra_headers"] = {"anthropic-beta": INPUT_EXAMPLES_BETA}
             kind, named = normalize_tool_choice(request.tool_choice)
             choice: dict[str, Any] = {"type": _CHOICE_TYPES[kind]}
             if kind == "named":
@@ -81,6 +87,8 @@ class AnthropicProvider(Provider):
             "description": spec.description,
             "input_schema": spec.parameters,
         }
+        if spec.examples:
+            tool["input_examples"] = [dict(e) for e in spec.examples]
         if strict:
             try:
                 tool["input_schema"] = strict_schema(spec.parameters)

@@ -39,11 +39,13 @@ ToolChoice = str | dict[str, str]
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A function offered to the model: name, description, JSON Schema of the arguments."""
+    """A function offered to the model: name, description, JSON Schema of the arguments,
+    and example argument objects (sent by dialects that accept them)."""
 
     name: str
     description: str
     parameters: dict[str, Any]
+    examples: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

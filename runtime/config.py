@@ -1,0 +1,434 @@
+"""Configuration profiles: ``toolscript.toml`` or ``[tool.toolscript]`` in pyproject.
+
+::
+
+    # toolscript.toml (in pyproject.toml: the same under [tool.toolscript])
+    default_profile = "dev"
+
+    [profiles.dev]
+    backend = "inprocess"
+    approve = "allow"
+    tools = ["examples/store_tools.py"]
+
+    [profiles.dev.limits]
+    wall_time_s = 10
+
+    [profiles.dev.model]
+    provider = "openai"
+    model = "gpt-4.1-mini"
+    base_url = "http://127.0.0.1:8000/v1"
+    api_key_env = "OPENAI_API_KEY"      # the NAME of an environment variable
+
+    [profiles.prod]
+    extends = "dev"
+    backend = "docker"
+    approve = "deny"
+    audit = "/var/log/toolscript/audit.jsonl"
+    [profiles.prod.context_env]          # injected tool parameters, from the environment
+    tenant_id = "TENANT_ID"
+
+Secrets are only read from environment variables: a key that looks like a
+secret (``api_key``, ``token``, ``password``, ``secret``...) is refused in
+the file, with the ``*_env`` spelling to use instead. Unknown keys and bad
+values raise :class:`~toolscript.errors.ConfigurationError` naming the key
+(``profiles.prod.backend``) and the allowed values. The profile comes from
+the argument, else ``TOOLSCRIPT_PROFILE``, else ``default_profile``, else
+the only profile.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolscript.errors import ConfigurationError
+
+from .limits import Limits
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+__all__ = [
+    "Config",
+    "ModelSettings",
+    "Profile",
+    "find_config",
+    "load_config",
+    "runtime_from_config",
+]
+
+CONFIG_FILE = "toolscript.toml"
+PROFILE_ENV = "TOOLSCRIPT_PROFILE"
+BACKENDS = ("inprocess", "subprocess", "docker")
+APPROVALS = ("allow", "ask", "deny", "default")
+MODES = ("programmatic", "classic", "mixed")
+_SECRET = re.compile(r"(^|_)(api_?key|key|token|secret|password|passwd|credentials?)$", re.I)
+_TOP_KEYS = ("default_profile", "profiles")
+_PROFILE_KEYS = (
+    "extends", "backend", "approve", "tools", "modules", "limits", "backend_options",
+    "audit", "model", "context", "context_env", "idempotency",
+)
+_MODEL_KEYS = ("provider", "model", "base_url", "api_key_env", "mode", "max_turns",
+               "timeout_s", "temperature", "max_tokens")
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The model a profile talks to; the API key is read from ``api_key_env``."""
+
+    provider: str = "openai"
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    mode: str = "programmatic"
+    max_turns: int | None = None
+    timeout_s: float | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    def api_key(self) -> str | None:
+        """The key from the environment (None when no variable is named).
+
+        Raises:
+            ConfigurationError: the named variable is not set.
+        """
+        if self.api_key_env is None:
+            return None
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise ConfigurationError(
+                f"model.api_key_env names the environment variable {self.api_key_env!r}, "
+                "which is not set; export it (secrets are never read from config files)"
+            )
+        return value
+
+    def agent_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``Agent(runtime, **options)`` (key from the environment)."""
+        options: dict[str, Any] = {"provider": self.provider, "model": self.model,
+                                   "mode": self.mode}
+        for name in ("base_url", "max_turns", "timeout_s", "temperature", "max_tokens"):
+            value = getattr(self, name)
+            if value is not None:
+                options[name] = value
+        key = self.api_key()
+        if key is not None:
+            options["api_key"] = key
+        return options
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One named profile, with ``extends`` already resolved."""
+
+    name: str
+    source: Path | None = None
+    backend: str = "subprocess"
+    approve: str = "default"
+    tools: tuple[str, ...] = ()
+    modules: tuple[str, ...] | None = None
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
+    audit: str | None = None
+    model: ModelSettings | None = None
+    context: Mapping[str, Any] = field(default_factory=dict)
+    context_env: Mapping[str, str] = field(default_factory=dict)
+    idempotency: str | None = None
+
+    def make_limits(self) -> Limits:
+        """The profile's :class:`Limits`."""
+        return Limits(**self.limits)
+
+    def resolved_context(self) -> dict[str, Any]:
+        """``context`` plus the ``context_env`` values read from the environment.
+
+        Raises:
+            ConfigurationError: a named environment variable is not set.
+        """
+        out = dict(self.context)
+        for key, env in self.context_env.items():
+            value = os.environ.get(env)
+            if value is None:
+                raise ConfigurationError(
+                    f"profiles.{self.name}.context_env.{key} names the environment variable "
+                    f"{env!r}, which is not set"
+                )
+            out[key] = value
+        return out
+
+    def runtime_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`~toolscript.Runtime` (tools loaded from ``tools``)."""
+        from toolscript.tools import load_tools
+
+        from .approval import named_policy
+
+        tools: list[Any] = []
+        base = self.source.parent if self.source is not None else Path.cwd()
+        for spec in self.tools:
+            path = base / spec
+            tools.extend(load_tools(str(path) if spec.endswith(".py") else spec))
+        if self.approve == "ask":
+            from .cli import TerminalApproval
+
+            approve: Any = TerminalApproval()
+        else:
+            approve = named_policy(self.approve)
+        kwargs: dict[str, Any] = {
+            "tools": tools,
+            "backend": self.backend,
+            "approve": approve,
+            "limits": self.make_limits(),
+            "backend_options": dict(self.backend_options),
+            "context": self.resolved_context(),
+        }
+        if self.modules is not None:
+            kwargs["modules"] = list(self.modules)
+        if self.audit is not None:
+            kwargs["audit"] = _audit_sink(base / self.audit)
+        if self.idempotency is not None:
+            kwargs["idempotency_store"] = _idempotency_store(self.idempotency, base)
+        return kwargs
+
+
+@dataclass(frozen=True)
+class Config:
+    """A parsed configuration file."""
+
+    source: Path | None
+    profiles: Mapping[str, Mapping[str, Any]]
+    default_profile: str | None = None
+
+    def profile(self, name: str | None = None) -> Profile:
+        """The profile ``name`` (or the environment's, the default, the only one).
+
+        Raises:
+            ConfigurationError: unknown profile, or a bad key or value in it.
+        """
+        chosen = name or os.environ.get(PROFILE_ENV) or self.default_profile
+        if chosen is None:
+            if len(self.profiles) == 1:
+                chosen = next(iter(self.profiles))
+            else:
+                raise ConfigurationError(
+                    f"choose a profile with --profile or {PROFILE_ENV}, or set default_profile; "
+                    f"profiles: {', '.join(self.profiles) or '(none)'}"
+                )
+        return _build_profile(self, chosen)
+
+
+def find_config(start: str | Path | None = None) -> Path | None:
+    """``toolscript.toml``, or a ``pyproject.toml`` with ``[tool.toolscript]``, in
+    ``start`` (default: the working directory) or its parents."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                data = tomllib.loads(pyproject.read_text("utf-8"))
+            except (OSError, tomllib.TOMLDecodeError):
+                continue
+            if isinstance(data.get("tool"), dict) and "toolscript" in data["tool"]:
+                return pyproject
+    return None
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Parse a configuration file (default: :func:`find_config`).
+
+    Raises:
+        ConfigurationError: missing file, invalid TOML, unknown top-level keys.
+    """
+    source = Path(path) if path is not None else find_config()
+    if source is None:
+        raise ConfigurationError(
+            f"no configuration found: create {CONFIG_FILE} (or [tool.toolscript] in "
+            "pyproject.toml) in this directory or a parent"
+        )
+    try:
+        data = tomllib.loads(source.read_text("utf-8"))
+    except FileNotFoundError:
+        raise ConfigurationError(f"configuration file {str(source)!r} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigurationError(f"{source}: invalid TOML: {exc}") from None
+    prefix = ""
+    if source.name == "pyproject.toml":
+        table = (data.get("tool") or {}).get("toolscript")
+        prefix = "tool.toolscript."
+        if not isinstance(table, dict):
+            raise ConfigurationError(f"{source}: no [tool.toolscript] table")
+        data = table
+    _check_keys(data, _TOP_KEYS, prefix.rstrip(".") or "(top level)", source)
+    profiles = data.get("profiles", {})
+    if not isinstance(profiles, dict) or not all(isinstance(v, dict) for v in profiles.values()):
+        raise ConfigurationError(f"{source}: {prefix}profiles must be a table of tables")
+    default = data.get("default_profile")
+    if default is not None and default not in profiles:
+        raise ConfigurationError(
+            f"{source}: {prefix}default_profile = {default!r} is not a profile; "
+            f"allowed: {', '.join(profiles) or '(none)'}"
+        )
+    _refuse_secrets(data, prefix.rstrip("."), source)
+    return Config(source.resolve(), profiles, default)
+
+
+def runtime_from_config(
+    path: str | Path | None = None,
+    *,
+    profile: str | None = None,
+    runtime_class: type[Runtime] | None = None,
+    **overrides: Any,
+) -> Runtime:
+    """A Runtime built from a profile; ``overrides`` replace its keyword arguments
+    (e.g. ``tools=[...]`` adds nothing: it replaces the profile's tools)."""
+    from .runtime import Runtime
+
+    cls = runtime_class or Runtime
+    chosen = load_config(path).profile(profile)
+    kwargs = chosen.runtime_kwargs()
+    kwargs.update(overrides)
+    return cls(**kwargs)
+
+
+# -- checks ----------------------------------------------------------------------------
+
+
+def _check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str,
+                source: Path | None) -> None:
+    for key in table:
+        if key not in allowed:
+            raise ConfigurationError(
+                f"{source}: unknown key {where}.{key}; allowed keys: {', '.join(allowed)}"
+                if where != "(top level)"
+                else f"{source}: unknown top-level key {key!r}; allowed keys: {', '.join(allowed)}"
+            )
+
+
+def _refuse_secrets(value: Any, where: str, source: Path) -> None:
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            path = f"{where}.{key}" if where else key
+            if isinstance(key, str) and _SECRET.search(key) and not key.endswith("_env"):
+                raise ConfigurationError(
+                    f"{source}: {path} looks like a secret; secrets are never read from "
+                    f"configuration files: set {key}_env = \"ENV_VAR_NAME\" and export the "
+                    "variable instead"
+                )
+            _refuse_secrets(sub, path, source)
+
+
+def _choice(value: Any, allowed: tuple[str, ...], key: str) -> str:
+    if value not in allowed:
+        raise ConfigurationError(f"{key} = {value!r} is not allowed; allowed values: "
+                                 f"{', '.join(allowed)}")
+    return str(value)
+
+
+def _strings(value: Any, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigurationError(f"{key} must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _table(value: Any, key: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigurationError(f"{key} must be a table, got {value!r}")
+    return dict(value)
+
+
+def _merged(config: Config, name: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    if name not in config.profiles:
+        raise ConfigurationError(
+            f"unknown profile {name!r}; allowed values: {', '.join(config.profiles) or '(none)'}"
+        )
+    if name in seen:
+        raise ConfigurationError(f"profiles extend each other in a loop: {' -> '.join(seen)}")
+    raw = dict(config.profiles[name])
+    _check_keys(raw, _PROFILE_KEYS, f"profiles.{name}", config.source)
+    parent = raw.pop("extends", None)
+    if parent is None:
+        return raw
+    base = _merged(config, str(parent), (*seen, name))
+    for key, value in raw.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = {**base[key], **value}
+        else:
+            base[key] = value
+    return base
+
+
+def _build_profile(config: Config, name: str) -> Profile:
+    raw = _merged(config, name)
+    where = f"profiles.{name}"
+    kwargs: dict[str, Any] = {"name": name, "source": config.source}
+    if "backend" in raw:
+        kwargs["backend"] = _choice(raw["backend"], BACKENDS, f"{where}.backend")
+    if "approve" in raw:
+        kwargs["approve"] = _choice(raw["approve"], APPROVALS, f"{where}.approve")
+    if "tools" in raw:
+        kwargs["tools"] = _strings(raw["tools"], f"{where}.tools")
+    if "modules" in raw:
+        kwargs["modules"] = _strings(raw["modules"], f"{where}.modules")
+    if "limits" in raw:
+        limits = _table(raw["limits"], f"{where}.limits")
+        allowed = tuple(f.name for f in fields(Limits))
+        _check_keys(limits, allowed, f"{where}.limits", config.source)
+        try:
+            Limits(**limits)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{where}.limits: {exc}") from None
+        kwargs["limits"] = limits
+    if "backend_options" in raw:
+        kwargs["backend_options"] = _table(raw["backend_options"], f"{where}.backend_options")
+    if "audit" in raw:
+        if not isinstance(raw["audit"], str):
+            raise ConfigurationError(f"{where}.audit must be a file path string")
+        kwargs["audit"] = raw["audit"]
+    if "model" in raw:
+        model = _table(raw["model"], f"{where}.model")
+        _check_keys(model, _MODEL_KEYS, f"{where}.model", config.source)
+        if "mode" in model:
+            _choice(model["mode"], MODES, f"{where}.model.mode")
+        if "provider" in model:
+            from .providers import PROVIDER_NAMES
+
+            _choice(model["provider"], tuple(PROVIDER_NAMES), f"{where}.model.provider")
+        kwargs["model"] = ModelSettings(**model)
+    if "context" in raw:
+        kwargs["context"] = _table(raw["context"], f"{where}.context")
+    if "context_env" in raw:
+        table = _table(raw["context_env"], f"{where}.context_env")
+        if not all(isinstance(v, str) for v in table.values()):
+            raise ConfigurationError(f"{where}.context_env values must be environment "
+                                     "variable names")
+        kwargs["context_env"] = table
+    if "idempotency" in raw:
+        value = raw["idempotency"]
+        if not isinstance(value, str) or not (value == "memory" or value.startswith("sqlite:")):
+            raise ConfigurationError(
+                f"{where}.idempotency = {value!r} is not allowed; allowed values: \"memory\", "
+                "\"sqlite:PATH\""
+            )
+        kwargs["idempotency"] = value
+    return Profile(**kwargs)
+
+
+def _idempotency_store(spec: str, base: Path) -> Any:
+    from .idempotency import InMemoryIdempotencyStore, SQLiteIdempotencyStore
+
+    if spec == "memory":
+        return InMemoryIdempotencyStore()
+    return SQLiteIdempotencyStore(base / spec[len("sqlite:"):])
+
+
+def _audit_sink(path: Path) -> Any:
+    """The audit hook writing to ``path``: a hash-chained :class:`AuditLog`."""
+    from .audit import AuditLog
+
+    return AuditLog(path)

@@ -1,0 +1,255 @@
+"""The dispatcher's hook for tools with host needs (``Tool.host_needs``).
+
+Plain tools never reach this module: :meth:`Dispatcher._prepare` calls
+:meth:`HostCalls.bind` only for tools that declare injected parameters,
+idempotency or a two-phase role, after validation and before approval.
+``bind`` answers with an error reply, or with a :class:`BoundCall` (what the
+dispatcher approves and executes in place of the tool) and the arguments the
+approval hook is shown:
+
+* injected parameters are read from the run's context now (a missing value
+  stops the run with a ``ConfigurationError`` for the programmer) and added
+  at invocation; the hook and the audit see only the model's arguments;
+* idempotent calls claim their key in the store when they run; a repeat
+  returns the stored result; a script key reused with other arguments is
+  ``invalid_arguments``;
+* a prepare call stores its result as a plan and answers with a plan id; a
+  commit call looks the plan up (same session, not expired), shows the hook
+  ``{"plan_id", "plan"}`` and commits exactly that plan, once.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from toolscript.sandbox.codec import NotJSONData, to_json_data
+from toolscript.tools import Tool, to_jsonable
+from toolscript.tools.definition import IDEMPOTENCY_PARAM
+from toolscript.tools.twophase import DEFAULT_PLAN_TTL_S, CommitTool
+
+from .idempotency import IdempotencyStore, InMemoryIdempotencyStore, derive_key, fingerprint
+
+if TYPE_CHECKING:
+    from .dispatch import RunContext
+    from .results import ToolCallRecord
+
+__all__ = ["BoundCall", "HostCalls", "PreparedPlans"]
+
+Reply = dict[str, Any]
+DEFAULT_WAIT_S = 30.0
+"""How long a repeated idempotent call waits for a first call still running,
+when neither the tool nor the limits give a timeout."""
+
+
+def _error(error_type: str, message: str) -> Reply:
+    return {"ok": False, "error": {"type": error_type, "message": message}}
+
+
+def _json_data(value: Any) -> Any:
+    try:
+        return to_json_data(value)
+    except NotJSONData:
+        return to_json_data(to_jsonable(value))
+
+
+@dataclass
+class _Plan:
+    session_id: str
+    commit_tool: str
+    text: str
+    expires_at: float
+
+
+class PreparedPlans:
+    """Plans made by prepare tools, kept on the host until committed or expired."""
+
+    def __init__(self) -> None:
+        self._plans: dict[str, _Plan] = {}
+        self._lock = threading.Lock()
+
+    def add(self, session_id: str, commit_tool: str, plan: Any, ttl_s: float) -> str:
+        """Store ``plan`` (JSON data); return its new, unguessable id."""
+        plan_id = "plan_" + secrets.token_urlsafe(12)
+        now = time.time()
+        with self._lock:
+            for key in [k for k, p in self._plans.items() if p.expires_at < now]:
+                del self._plans[key]
+            self._plans[plan_id] = _Plan(session_id, commit_tool, json.dumps(plan), now + ttl_s)
+        return plan_id
+
+    def get(self, plan_id: Any, session_id: str, commit_tool: str) -> Any:
+        """A fresh copy of the plan, or ``None`` if unknown, expired or not this session's."""
+        with self._lock:
+            plan = self._plans.get(plan_id) if isinstance(plan_id, str) else None
+        if (
+            plan is None
+            or plan.session_id != session_id
+            or plan.commit_tool != commit_tool
+            or plan.expires_at < time.time()
+        ):
+            return None
+        return json.loads(plan.text)
+
+
+class BoundCall:
+    """One call of a tool with host needs, as the dispatcher approves and runs it.
+
+    It has the attributes the dispatcher reads from a tool (``name``,
+    ``read_only``, ``requires_approval``, ``timeout_s``) and an ``invoke``
+    that does the host's part around the tool function.
+    """
+
+    __slots__ = ("_run", "name", "read_only", "requires_approval", "timeout_s", "tool")
+
+    def __init__(self, tool: Tool, run: Callable[[], Any]) -> None:
+        self.tool = tool
+        self.name = tool.name
+        self.read_only = tool.read_only
+        self.requires_approval = tool.requires_approval
+        self.timeout_s = tool.timeout_s
+        self._run = run
+
+    def invoke(self, args: dict[str, Any]) -> Any:
+        """Run the call (``args`` are the approved ones, already bound)."""
+        return self._run()
+
+
+class HostCalls:
+    """Injection, idempotency and two-phase plans for one runtime's dispatcher.
+
+    Args:
+        idempotency_store: where idempotent calls record their results
+            (default: a new :class:`InMemoryIdempotencyStore`).
+        plans: where prepared plans wait for their commit.
+        default_wait_s: wait bound of a repeated call when no timeout applies.
+    """
+
+    def __init__(
+        self,
+        idempotency_store: IdempotencyStore | None = None,
+        plans: PreparedPlans | None = None,
+        default_wait_s: float = DEFAULT_WAIT_S,
+    ) -> None:
+        self.store = idempotency_store or InMemoryIdempotencyStore()
+        self.plans = plans or PreparedPlans()
+        self.default_wait_s = default_wait_s
+        self.plan_ttls: dict[str, float] = {}
+
+    def bind(
+        self,
+        ctx: RunContext,
+        record: ToolCallRecord,
+        tool: Tool,
+        args: dict[str, Any],
+        wait_s: float | None,
+    ) -> tuple[BoundCall, dict[str, Any]] | Reply:
+        """The bound call and the arguments to show the approval hook, or an error reply."""
+        try:
+            return self._bind(ctx, tool, args, wait_s)
+        except Exception as exc:  # a host set-up error (or a bug): the programmer must see it
+            ctx.abort = exc
+            return _error("host_abort", f"the run was stopped: {exc}")
+
+    def _bind(
+        self, ctx: RunContext, tool: Tool, args: dict[str, Any], wait_s: float | None
+    ) -> tuple[BoundCall, dict[str, Any]] | Reply:
+        needs = tool.host_needs
+        assert needs is not None
+        injected = tool.injected_values(ctx.context)
+        wait = wait_s if wait_s is not None else self.default_wait_s
+        if needs.phase == "commit" and isinstance(tool, CommitTool):
+            return self._bind_commit(ctx, tool, args, wait)
+        if needs.idempotency is not None:
+            supplied = args.get(IDEMPOTENCY_PARAM)
+            visible = {k: v for k, v in args.items() if k != IDEMPOTENCY_PARAM}
+            fp = fingerprint(visible)
+            if supplied is not None:
+                key = f"{tool.name}:key:{supplied}"
+                passed = str(supplied)
+            else:
+                scope = {"run": ctx.run_id, "session": ctx.session_id}.get(needs.idempotency, "")
+                key = passed = derive_key(scope, tool.name, visible)
+            seen = self.store.peek(key)
+            if seen is not None and seen[1] != fp:
+                return _error(
+                    "invalid_arguments",
+                    f"{tool.name}(): idempotency_key {supplied!r} was already used with other "
+                    "arguments; use a new key for a different call",
+                )
+            full = tool.call_args(args, injected, passed)
+            run = functools.partial(tool.invoke, full)
+            return BoundCall(tool, functools.partial(self._once, key, fp, wait, run)), args
+        full = tool.call_args(args, injected)
+        if needs.phase == "prepare":
+            return BoundCall(tool, lambda: self._prepare(ctx, tool, full)), args
+        return BoundCall(tool, lambda: tool.invoke(full)), args
+
+    # --- idempotency --------------------------------------------------------------
+    def _once(self, key: str, fp: str, wait_s: float, run: Callable[[], Any]) -> Any:
+        """Run at most once per key; a repeat returns the first (JSON) result."""
+        claim = self.store.claim(key, fp, wait_s)
+        if claim.status == "done":
+            return claim.value
+        if claim.status == "busy":
+            from .dispatch import ToolTimedOut
+
+            raise ToolTimedOut(
+                f"an earlier call with the same idempotency key was still running after "
+                f"{wait_s:g} s; retry later"
+            )
+        if claim.status == "conflict":
+            raise ValueError("this idempotency key was already used with other arguments")
+        try:
+            value = _json_data(run())
+        except BaseException:
+            self.store.release(key)
+            raise
+        self.store.complete(key, value)
+        return value
+
+    # --- two-phase ----------------------------------------------------------------
+    def _prepare(self, ctx: RunContext, tool: Tool, full: dict[str, Any]) -> Any:
+        needs = tool.host_needs
+        assert needs is not None and needs.partner is not None
+        plan = _json_data(tool.invoke(full))
+        ttl = self.plan_ttls.get(needs.partner, DEFAULT_PLAN_TTL_S)
+        plan_id = self.plans.add(ctx.session_id, needs.partner, plan, ttl)
+        return {
+            "plan_id": plan_id,
+            "plan": plan,
+            "expires_in_s": ttl,
+            "next": f"nothing has changed yet; call {needs.partner}(plan_id={plan_id!r}) "
+                    "to carry out this plan",
+        }
+
+    def _bind_commit(
+        self, ctx: RunContext, tool: CommitTool, args: dict[str, Any], wait_s: float
+    ) -> tuple[BoundCall, dict[str, Any]] | Reply:
+        plan_id = args.get("plan_id")
+        plan = self.plans.get(plan_id, ctx.session_id, tool.name)
+        if plan is None:
+            partner = tool.host_needs.partner if tool.host_needs else "the prepare tool"
+            return _error(
+                "invalid_arguments",
+                f"{tool.name}(): unknown or expired plan_id {plan_id!r}; call {partner}(...) "
+                f"first and pass the plan_id it returns (plans last {tool.plan_ttl_s:g} s and "
+                "belong to the session that made them)",
+            )
+        self.plan_ttls.setdefault(tool.name, tool.plan_ttl_s)
+        key = f"{tool.name}:plan:{plan_id}"
+        bound = BoundCall(tool, lambda: self._once(key, str(plan_id), wait_s,
+                                                  lambda: tool.apply_plan(plan)))
+        return bound, {"plan_id": plan_id, "plan": json.loads(json.dumps(plan))}
+
+    def register(self, tools: Any) -> None:
+        """Learn the plan lifetimes of the commit tools among ``tools``."""
+        for t in tools:
+            if isinstance(t, CommitTool):
+                self.plan_ttls[t.name] = t.plan_ttl_s
