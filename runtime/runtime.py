@@ -166,13 +166,18 @@ class Runtime:
         return handle
 
     def close(self) -> None:
-        """Release the backend (warm pools) and the tool threads. Idempotent."""
+        """Release the backend (warm pools) and the tool threads, and close an
+        audit hook that can be closed (an ``AuditLog`` flushes its writer).
+        Idempotent."""
         if self._closed:
             return
         self._closed = True
         if self.backend is not None:
             self.backend.shutdown()
         self.executor.shutdown()
+        closer = getattr(self.dispatcher.audit, "close", None)
+        if callable(closer):
+            closer()
 
     def __enter__(self) -> Runtime:
         return self

@@ -38,7 +38,17 @@ if TYPE_CHECKING:
     from toolscript.runtime.results import RunError, RunResult, ToolCallRecord
     from toolscript.runtime.runtime import Runtime
     from toolscript.runtime.session import Session
-    from toolscript.tools import Tool, ToolRegistry, tool
+    from toolscript.tools import (
+        Field,
+        IdempotencyKey,
+        Inject,
+        Injected,
+        Tool,
+        ToolRegistry,
+        lint_tools,
+        tool,
+        two_phase,
+    )
 
 # Imported lazily so that ``toolscript.sandbox`` (which runs inside the
 # sandbox) can be imported without loading the host runtime.
@@ -73,6 +83,12 @@ _EXPORTS = {
     "TransientToolError": "toolscript.runtime.agent.resilience",
     "ToolRateLimited": "toolscript.runtime.agent.resilience",
     "resilient": "toolscript.runtime.agent.resilience",
+    "Field": "toolscript.tools",
+    "IdempotencyKey": "toolscript.tools",
+    "Inject": "toolscript.tools",
+    "Injected": "toolscript.tools",
+    "lint_tools": "toolscript.tools",
+    "two_phase": "toolscript.tools",
     "Tool": "toolscript.tools",
     "ToolRegistry": "toolscript.tools",
     "tool": "toolscript.tools",
@@ -100,7 +116,11 @@ __all__ = [
     "BackendUnavailable",
     "ConfigurationError",
     "Decision",
+    "Field",
+    "IdempotencyKey",
     "ImageError",
+    "Inject",
+    "Injected",
     "Limits",
     "ModelAuthError",
     "ModelEndpointError",
@@ -124,8 +144,10 @@ __all__ = [
     "ToolRegistry",
     "ToolscriptError",
     "TransientToolError",
+    "lint_tools",
     "resilient",
     "tool",
+    "two_phase",
 ]
 
 __version__ = "0.1.0"

@@ -118,6 +118,7 @@ def test_sandbox_dies_mid_call(fault: str, backend_name: str, make_runtime: Any)
         assert [c.name for c in result.tool_calls] == [tool_name]
         assert result.tool_calls[0].ok  # the tool itself returned
         assert_usable(session)
+    runtime.close()  # also stops the warm pool's idle sandbox
     if backend_name == "subprocess":
         assert not new_sandbox_children(before)
 
@@ -216,6 +217,7 @@ def test_ctrl_c_while_waiting(backend_name: str, make_runtime: Any) -> None:
             timer.cancel()
         assert time.monotonic() - started < 5.0
         assert_usable(session)
+    runtime.close()  # also stops the warm pool's idle sandbox
     if backend_name == "subprocess":
         assert not new_sandbox_children(before)
 
