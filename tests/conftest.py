@@ -24,8 +24,9 @@ BACKENDS = [b for b in os.environ.get(
 @pytest.fixture(scope="session")
 def docker_image_tag() -> str:
     """The sandbox image, checked (and built if stale) once per test session."""
-    from toolscript.errors import BackendUnavailable
     from toolscript.runtime.image import DEFAULT_IMAGE, OFFLINE_BASE_IMAGE, ensure_image
+
+    from toolscript.errors import BackendUnavailable
 
     image = os.environ.get("TOOLSCRIPT_IMAGE", DEFAULT_IMAGE)
     try:
