@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import Any
 
 import pytest
-from corehelpers import ALL_TOOLS, assert_gone, sandbox_pid
+from corehelpers import ALL_TOOLS, assert_gone, pid_alive, sandbox_pid
 
 from toolscript import Limits
 
@@ -124,6 +125,13 @@ def test_crash_mid_run_restarts_and_next_run_works(make_runtime: Any, backend_na
     def kill_sandbox() -> int:
         """Kills the sandbox process from the host, as the OOM killer would."""
         os.kill(victims[0], signal.SIGKILL)
+        # SIGKILL is delivered asynchronously (on docker the pid is the
+        # container's init, whose namespace is torn down after it dies): return
+        # only once it is gone, so the reply cannot outrun the kill.
+        deadline = time.monotonic() + 10
+        while pid_alive(victims[0]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
         return 0
 
     runtime = make_runtime([kill_sandbox])
