@@ -162,8 +162,8 @@ class Dispatcher:
     def _prepare(
         self, ctx: RunContext, record: ToolCallRecord, name: Any, args: Any
     ) -> tuple[Target, dict[str, Any]] | Reply:
-        source = record.source
         """Budget, lookup, validation and approval: ``(tool, args)`` or an error reply."""
+        source = record.source
         if ctx.abort is not None:
             return _error("host_abort", "the run was stopped by the host")
         if not ctx.admit():
