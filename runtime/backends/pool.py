@@ -22,6 +22,16 @@ __all__ = ["PoolStats", "Poolable", "WarmPool"]
 log = logging.getLogger(__name__)
 
 
+_exiting = False
+
+
+def mark_exiting() -> None:
+    """The interpreter is exiting: sandboxes being killed now are not failures
+    worth a warning (called first by the backends' exit handlers)."""
+    global _exiting
+    _exiting = True
+
+
 class Poolable(Protocol):
     """What the pool needs from a started sandbox."""
 
@@ -164,6 +174,8 @@ class WarmPool(Generic[H]):
             except BaseException as exc:  # keep the pool alive whatever a start does
                 self.stats.start_failures += 1
                 self.stats.last_error = exc
+                if self._closed or _exiting:
+                    return
                 log.warning("warm pool %s: starting a sandbox failed: %s", self.name, exc)
                 backoff = min(max(backoff * 2, 0.25), 10.0)
             else:

@@ -29,13 +29,14 @@ from toolscript.errors import SandboxStartError
 
 from ..limits import Limits
 from .base import Backend, SandboxDied, SandboxHandle, SandboxSpec
-from .pool import WarmPool
+from .pool import WarmPool, mark_exiting
 
 _LIVE: weakref.WeakSet[ProcessHandle] = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
 
 
 def _kill_all_at_exit() -> None:
+    mark_exiting()
     with _LIVE_LOCK:
         handles = list(_LIVE)
     for handle in handles:
