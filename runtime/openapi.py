@@ -1,7 +1,7 @@
 """OpenAPI 3 operations as tools: :class:`OpenAPISource`.
 
 Each operation of an OpenAPI 3.x document becomes a
-:class:`~toolscript.runtime.proxytool.SchemaTool`: path, query and header
+:class:`~toolscript.tools.schematool.SchemaTool`: path, query and header
 parameters and a JSON request body become the JSON Schema of its arguments
 (the properties of an object body are flattened into arguments when no name
 clashes, else the body is one ``body`` argument), summaries and descriptions
@@ -36,10 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from toolscript.tools import Tool, check_tool_name
+from toolscript.tools.schematool import SchemaTool, python_identifier
 
 from toolscript.errors import ConfigurationError, ToolDefinitionError
-
-from .proxytool import SchemaTool, python_identifier
 
 __all__ = ["ApiKeyAuth", "BearerAuth", "HTTPToolError", "OpenAPISource", "load_document"]
 

@@ -308,6 +308,32 @@ class Tool:
 
     # -- construction helpers -----------------------------------------------------
 
+    @classmethod
+    def from_schema(
+        cls,
+        func: Callable[..., Any],
+        *,
+        name: str,
+        description: str,
+        input_schema: Mapping[str, Any],
+        output_schema: Mapping[str, Any] | None = None,
+        read_only: bool = False,
+        requires_approval: bool = False,
+        timeout_s: float | None = None,
+    ) -> Tool:
+        """A tool from a ready JSON Schema instead of a signature (MCP, OpenAPI, ...).
+
+        ``func`` is called with the validated arguments as keyword arguments
+        under their original names; see :class:`~toolscript.tools.schematool.SchemaTool`.
+        """
+        from .schematool import SchemaTool
+
+        return SchemaTool(
+            func, name=name, description=description, input_schema=input_schema,
+            output_schema=output_schema, read_only=read_only,
+            requires_approval=requires_approval, timeout_s=timeout_s,
+        )
+
     def _build_params(self, doc_params: Mapping[str, str]) -> None:
         func = self.func
         try:

@@ -2,7 +2,7 @@
 
 Connects to an MCP server (a command over stdio, a Streamable HTTP URL, or an
 in-process ``MCPServer`` in tests), lists its tools and turns each into a
-:class:`~toolscript.runtime.proxytool.SchemaTool` with the server's JSON
+:class:`~toolscript.tools.schematool.SchemaTool` with the server's JSON
 Schema, namespaced ``{prefix}_{tool}``. Calls from scripts and from classic
 mode go through the runtime's usual validation, approval, timeouts and audit,
 then to the server over the open connection::
@@ -31,10 +31,10 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from toolscript.tools import Tool, check_tool_name
+from toolscript.tools.schematool import SchemaTool, python_identifier
 
 from toolscript.errors import ConfigurationError, ToolDefinitionError
 
-from ..proxytool import SchemaTool, python_identifier
 from ._loop import LoopThread
 
 __all__ = ["MCPToolError", "MCPToolSource"]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from toolscript.runtime.cli import main
-from toolscript.runtime.proxytool import SchemaTool
 from toolscript.tools import Finding, lint_tools, load_tools
+from toolscript.tools.schematool import SchemaTool
 
 GOOD = '''
 from typing import Annotated, Literal

@@ -10,6 +10,9 @@ and audit, because the runtime cannot tell it from any other tool.
 
 Property names that are not Python identifiers (``user-id``) are exposed
 under an identifier (``user_id``) and translated back before the call.
+It lives beside :class:`~toolscript.tools.Tool` because it builds the same
+internals from a schema instead of a signature; :meth:`Tool.from_schema`
+is the public way in.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Union
 
-from toolscript.tools import MISSING, Param, Tool
-from toolscript.tools.validation import ArgsValidator
-
 from toolscript.errors import SchemaError
+
+from .definition import MISSING, Param, Tool
+from .validation import ArgsValidator
 
 __all__ = ["SchemaTool", "annotation_for_schema", "python_identifier"]
 
