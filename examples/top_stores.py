@@ -1,4 +1,4 @@
-# Top 3 stores by revenue over one week: 8 stores x 7 days = 56 tool calls,
+# Top 3 stores by revenue over one week: 1 + 8 stores x 7 days = 57 tool calls,
 # none of whose results enter a model's context; only the summary does.
 from datetime import date, timedelta
 
