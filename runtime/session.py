@@ -177,8 +177,21 @@ class Session:
         limits = self.runtime.limits
         dispatcher = self.runtime.dispatcher
         deadline = time.monotonic() + limits.wall_time_s + HARD_KILL_GRACE_S
+        run_message = {"type": "run", "id": 1, "code": code, "limits": limits.run_message()}
+        fresh = False
         try:
-            handle.send({"type": "run", "id": 1, "code": code, "limits": limits.run_message()})
+            try:
+                handle.send(run_message)
+            except SandboxDied:
+                # It died before it could read the script (between runs, after
+                # the liveness check): nothing ran, so a fresh sandbox runs it.
+                self.restart()
+                self._ensure_sandbox()
+                replacement = self._handle
+                assert replacement is not None
+                handle = replacement
+                handle.send(run_message)
+                fresh = True
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -194,7 +207,7 @@ class Session:
                     replies = dispatcher.call_many(ctx, calls)
                     handle.send({"type": "reply", "id": message.get("id"), "results": replies})
                 elif kind == "result":
-                    return message, False
+                    return message, fresh
                 else:
                     raise ProtocolError(f"unexpected message {kind!r} from the sandbox")
         except TimeoutError:
