@@ -152,20 +152,25 @@ class HostCalls:
     ) -> tuple[BoundCall, dict[str, Any]] | Reply:
         """The bound call and the arguments to show the approval hook, or an error reply."""
         try:
-            return self._bind(ctx, tool, args, wait_s)
+            return self._bind(ctx, record, tool, args, wait_s)
         except Exception as exc:  # a host set-up error (or a bug): the programmer must see it
             ctx.abort = exc
             return _error("host_abort", f"the run was stopped: {exc}")
 
     def _bind(
-        self, ctx: RunContext, tool: Tool, args: dict[str, Any], wait_s: float | None
+        self,
+        ctx: RunContext,
+        record: ToolCallRecord,
+        tool: Tool,
+        args: dict[str, Any],
+        wait_s: float | None,
     ) -> tuple[BoundCall, dict[str, Any]] | Reply:
         needs = tool.host_needs
         assert needs is not None
         injected = tool.injected_values(ctx.context)
         wait = wait_s if wait_s is not None else self.default_wait_s
         if needs.phase == "commit" and isinstance(tool, CommitTool):
-            return self._bind_commit(ctx, tool, args, wait)
+            return self._bind_commit(ctx, record, tool, args, wait)
         if needs.idempotency is not None:
             supplied = args.get(IDEMPOTENCY_PARAM)
             visible = {k: v for k, v in args.items() if k != IDEMPOTENCY_PARAM}
@@ -185,17 +190,22 @@ class HostCalls:
                 )
             full = tool.call_args(args, injected, passed)
             run = functools.partial(tool.invoke, full)
-            return BoundCall(tool, functools.partial(self._once, key, fp, wait, run)), args
+            once = functools.partial(self._once, key, fp, wait, run, record)
+            return BoundCall(tool, once), args
         full = tool.call_args(args, injected)
         if needs.phase == "prepare":
             return BoundCall(tool, lambda: self._prepare(ctx, tool, full)), args
         return BoundCall(tool, lambda: tool.invoke(full)), args
 
     # --- idempotency --------------------------------------------------------------
-    def _once(self, key: str, fp: str, wait_s: float, run: Callable[[], Any]) -> Any:
-        """Run at most once per key; a repeat returns the first (JSON) result."""
+    def _once(
+        self, key: str, fp: str, wait_s: float, run: Callable[[], Any], record: ToolCallRecord
+    ) -> Any:
+        """Run at most once per key; a repeat returns the first (JSON) result
+        and is marked ``replayed`` in its record."""
         claim = self.store.claim(key, fp, wait_s)
         if claim.status == "done":
+            record.replayed = True
             return claim.value
         if claim.status == "busy":
             from .dispatch import ToolTimedOut
@@ -230,7 +240,12 @@ class HostCalls:
         }
 
     def _bind_commit(
-        self, ctx: RunContext, tool: CommitTool, args: dict[str, Any], wait_s: float
+        self,
+        ctx: RunContext,
+        record: ToolCallRecord,
+        tool: CommitTool,
+        args: dict[str, Any],
+        wait_s: float,
     ) -> tuple[BoundCall, dict[str, Any]] | Reply:
         plan_id = args.get("plan_id")
         plan = self.plans.get(plan_id, ctx.session_id, tool.name)
@@ -245,7 +260,7 @@ class HostCalls:
         self.plan_ttls.setdefault(tool.name, tool.plan_ttl_s)
         key = f"{tool.name}:plan:{plan_id}"
         bound = BoundCall(tool, lambda: self._once(key, str(plan_id), wait_s,
-                                                  lambda: tool.apply_plan(plan)))
+                                                  lambda: tool.apply_plan(plan), record))
         return bound, {"plan_id": plan_id, "plan": json.loads(json.dumps(plan))}
 
     def register(self, tools: Any) -> None:

@@ -59,6 +59,8 @@ class ToolCallRecord:
         duration_s: time from receipt to reply, in seconds.
         started_at: UNIX time of receipt.
         source: ``"script"`` or ``"direct"`` (a classic-mode call).
+        replayed: an idempotent call whose key had already run: the stored
+            first result was returned and the tool did not act again.
     """
 
     id: str
@@ -73,6 +75,7 @@ class ToolCallRecord:
     duration_s: float = 0.0
     started_at: float = 0.0
     source: str = "script"
+    replayed: bool = False
 
     @property
     def duration(self) -> float:

@@ -77,6 +77,14 @@ def test_a_script_that_calls_the_same_write_twice_acts_once(backend):
         assert len(ACTED) == 3
 
 
+def test_a_repeated_call_is_marked_replayed_in_its_record(backend):
+    with Runtime(TOOLS, backend=backend) as rt:
+        result = rt.run("place_order('X2', 1)\nplace_order('X2', 1)\nplace_order('X2', 5)")
+    assert result.ok, result.error
+    assert [call.replayed for call in result.tool_calls] == [False, True, False]
+    assert result.to_dict()["tool_calls"][1]["replayed"] is True
+
+
 def test_retry_after_a_timeout_returns_the_first_result(backend):
     def approve(request: ToolCallRequest) -> bool:
         if request.tool == "slow_charge":
