@@ -14,11 +14,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from backend_marks import BACKENDS
 
 from toolscript import Limits, Runtime
-
-BACKENDS = [b for b in os.environ.get(
-    "TOOLSCRIPT_TEST_BACKENDS", "inprocess,subprocess,docker").split(",") if b]
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from corehelpers import ALL_TOOLS, BACKENDS, SPANS
+from backend_marks import BACKENDS
+from corehelpers import ALL_TOOLS, SPANS
 
 from toolscript import Runtime
 

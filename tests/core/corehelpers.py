@@ -13,9 +13,6 @@ from typing import Any
 from toolscript import tool
 from toolscript.errors import ToolscriptError
 
-BACKENDS = [b for b in os.environ.get(
-    "TOOLSCRIPT_TEST_BACKENDS", "inprocess,subprocess,docker").split(",") if b]
-
 # --- tools -------------------------------------------------------------------------
 
 SPANS: list[dict[str, Any]] = []

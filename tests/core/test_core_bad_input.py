@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 import pytest
+from backend_marks import process_backends
 from corehelpers import ALL_TOOLS, assert_gone, pid_alive, read_environ, sandbox_pid
 
 from toolscript import Limits, RunResult
@@ -122,17 +123,15 @@ def test_cpu_limit(make_runtime: Any) -> None:
     assert result.error.type == "cpu_limit"
 
 
+@process_backends  # inprocess has no memory isolation (documented)
 def test_memory_bomb(make_runtime: Any, backend_name: str) -> None:
-    if backend_name == "inprocess":
-        pytest.skip("inprocess has no memory isolation (documented)")
     code = "chunks = []\nwhile True:\n    chunks.append(bytearray(16 * 1024 * 1024))\n"
     result = run_bad(make_runtime, code, Limits(memory_mb=256, wall_time_s=20))
     assert result.error.type == "memory_limit", result.error
 
 
+@process_backends  # inprocess has no memory isolation (documented)
 def test_single_huge_allocation(make_runtime: Any, backend_name: str) -> None:
-    if backend_name == "inprocess":
-        pytest.skip("inprocess has no memory isolation (documented)")
     result = run_bad(make_runtime, "s = 'x' * (4 * 1024 ** 3)\nlen(s)",
                      Limits(memory_mb=256, wall_time_s=20))
     assert result.error.type == "memory_limit", result.error
@@ -192,10 +191,9 @@ def test_huge_integer_cannot_be_swallowed(fresh: Any) -> None:
     assert result.error is not None and result.error.type == "integer_limit"
 
 
+@process_backends  # inprocess cannot interrupt a long C call (documented)
 def test_catastrophic_regex_is_contained_by_the_wall_clock(make_runtime: Any,
                                                            backend_name: str) -> None:
-    if backend_name == "inprocess":
-        pytest.skip("inprocess cannot interrupt a long C call such as a regex (documented)")
     code = "import re\nre.match(r'(a+)+$', 'a' * 64 + 'b')"
     result = run_bad(make_runtime, code, Limits(wall_time_s=0.5))
     # One C call cannot be interrupted from inside: whichever kernel-side

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import pytest
+from backend_marks import process_backends
 from corehelpers import ALL_TOOLS, assert_gone, pid_alive, sandbox_pid
 
 from toolscript import Limits
@@ -91,10 +92,9 @@ def test_closed_session_refuses_runs(make_runtime: Any) -> None:
     assert_gone(pid)
 
 
+@process_backends  # inprocess has no process to restart: its timeout is an in-thread abort
 def test_run_after_timeout_restarts_and_next_run_works(make_runtime: Any,
                                                        backend_name: str) -> None:
-    if backend_name == "inprocess":
-        pytest.skip("inprocess has no process to restart: its timeout is an in-thread abort")
     runtime = make_runtime(limits=Limits(wall_time_s=0.5))
     with runtime.session() as session:
         session.run("kept = 1")
@@ -114,9 +114,8 @@ def test_run_after_timeout_restarts_and_next_run_works(make_runtime: Any,
         assert sandbox_pid(session) != pid
 
 
+@process_backends  # inprocess has no crash isolation (documented)
 def test_crash_mid_run_restarts_and_next_run_works(make_runtime: Any, backend_name: str) -> None:
-    if backend_name == "inprocess":
-        pytest.skip("inprocess has no crash isolation (documented)")
     from toolscript import tool
 
     victims: list[int] = []
@@ -149,9 +148,8 @@ def test_crash_mid_run_restarts_and_next_run_works(make_runtime: Any, backend_na
         assert after.ok and after.value == 2
 
 
+@process_backends  # inprocess has no process that could die
 def test_sandbox_dying_between_runs_is_reported(make_runtime: Any, backend_name: str) -> None:
-    if backend_name == "inprocess":
-        pytest.skip("inprocess has no process that could die")
     runtime = make_runtime()
     with runtime.session() as session:
         session.run("x = 1")

@@ -255,7 +255,6 @@ def test_interrupted_cli_batch_resumes_without_rerunning_finished_items(tmp_path
 
 
 def test_rich_progress_renders_rate_and_errors():
-    pytest.importorskip("rich")
     import io
 
     from toolscript.runtime.batch_progress import RichProgress, make_progress

@@ -9,11 +9,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("distributed")
-
 import eco_batch_tools
+import pytest
 from distributed import Client, LocalCluster
 from toolscript.runtime.batch import ItemOptions, RuntimeSpec, run_batch
 from toolscript.runtime.distributed import DaskExecutor

@@ -6,11 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("mcp")
-
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
 from toolscript.runtime.mcp import build_server
 

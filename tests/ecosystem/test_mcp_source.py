@@ -8,9 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("mcp")
-
 from eco_net import free_port, wait_for_port
 from toolscript.runtime.mcp import MCPToolSource
 

@@ -22,7 +22,6 @@ RUNS = {"protocol": 20_000, "schema": 5_000, "policy": 3_000}
 
 @pytest.mark.parametrize("target", sorted(RUNS))
 def test_bounded_atheris_run(target: str, tmp_path: Path) -> None:
-    pytest.importorskip("atheris")
     corpus = tmp_path / "corpus"
     shutil.copytree(FUZZ / "corpus" / target, corpus)
     env = {**os.environ, "PYTHONPATH": str(FUZZ)}

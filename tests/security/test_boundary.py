@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_marks import process_backends
 from security_helpers import (
     COMPILE,
     SECURITY_TOOLS,
@@ -108,12 +109,12 @@ def _sandbox_pid(session: Any, backend_name: str) -> int:
     return int(out.stdout.strip())
 
 
+# inprocess runs in the host process: it has the host's environment, and
+# scripts have no way to read it (no os, no open, no /proc): test_escapes covers that.
+@process_backends
 def test_sandbox_inherits_no_environment(backend_name: str, make_runtime: Any,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Checked from the host: /proc/<sandbox pid>/environ has no host variable."""
-    if backend_name == "inprocess":
-        pytest.skip("inprocess runs in the host process: it has the host's environment, and "
-                    "scripts have no way to read it (no os, no open, no /proc)")
     monkeypatch.setenv("TOOLSCRIPT_CANARY_API_KEY", "sk-canary-secret")
     runtime: Runtime = make_runtime(SECURITY_TOOLS)
     with runtime.session() as session:

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 import pytest
+from backend_marks import DOCKER_BACKENDS, PROCESS_BACKENDS, docker_only, with_backends
 from security_helpers import new_sandbox_children, sandbox_children
 
 from toolscript import ApprovalRequired, Decision, Limits, Runtime, tool
@@ -95,12 +96,14 @@ def assert_usable(session: Any) -> None:
     assert result.ok and result.value == 42, result.to_dict()
 
 
-@pytest.mark.parametrize("fault", ["kill", "pause"])
+# Killing needs a sandbox process (not inprocess); pausing is a container fault.
+@pytest.mark.parametrize(
+    ("fault", "backend_name"),
+    with_backends(["kill", "pause"],
+                  lambda fault: PROCESS_BACKENDS if fault == "kill" else DOCKER_BACKENDS),
+    indirect=["backend_name"],
+)
 def test_sandbox_dies_mid_call(fault: str, backend_name: str, make_runtime: Any) -> None:
-    if backend_name == "inprocess":
-        pytest.skip("inprocess has no sandbox process to kill")
-    if fault == "pause" and backend_name != "docker":
-        pytest.skip("pausing is a container fault")
     before = {pid for pid, _ in sandbox_children()}
     runtime: Runtime = make_runtime(TOOLS, limits=Limits(wall_time_s=2.0))
     with runtime.session() as session:
@@ -197,8 +200,7 @@ def test_ctrl_c_in_tool_or_hook(where: str, make_runtime: Any) -> None:
 def test_ctrl_c_while_waiting(backend_name: str, make_runtime: Any) -> None:
     """A real Ctrl-C arrives in the main thread while the host waits for the
     sandbox (or, inprocess, while the script runs and tries to swallow it)."""
-    if threading.current_thread() is not threading.main_thread():
-        pytest.skip("needs the main thread")
+    assert threading.current_thread() is threading.main_thread()
     before = {pid for pid, _ in sandbox_children()}
     runtime: Runtime = make_runtime(TOOLS, limits=Limits(wall_time_s=10.0))
     with runtime.session() as session:
@@ -222,9 +224,8 @@ def test_ctrl_c_while_waiting(backend_name: str, make_runtime: Any) -> None:
         assert not new_sandbox_children(before)
 
 
+@docker_only
 def test_docker_daemon_unreachable(backend_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    if backend_name != "docker":
-        pytest.skip("docker only")
     from toolscript.errors import BackendUnavailable
 
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from backend_marks import BACKENDS, PROCESS_BACKENDS, with_backends
 from security_helpers import SECURITY_TOOLS
 
 from toolscript import Limits
@@ -86,12 +87,16 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+# One long C call or an unbounded allocation (process_only) cannot be stopped
+# by the inprocess backend (no memory limit, no hard kill): process backends
+# kill the sandbox, so those cases run there only.
+@pytest.mark.parametrize(
+    ("case", "backend_name"),
+    with_backends(CASES, lambda c: PROCESS_BACKENDS if c.process_only else BACKENDS),
+    indirect=["backend_name"],
+)
 def test_exhaustion_is_contained(case: Exhaust, backend_name: str, make_runtime: Any,
                                  host_intact: None) -> None:
-    if case.process_only and backend_name == "inprocess":
-        pytest.skip("one long C call / unbounded allocation: the inprocess backend cannot stop "
-                    "it (no memory limit, no hard kill); process backends kill the sandbox")
     runtime = make_runtime(SECURITY_TOOLS, limits=LIMITS)
     with runtime.session() as session:
         started = time.monotonic()

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
+from backend_marks import BACKENDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ -> `fakes`
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # toolkit_helpers
 
-_WANTED = os.environ.get("TOOLSCRIPT_TEST_BACKENDS", "inprocess,subprocess").split(",")
-BACKENDS = [b for b in ("inprocess", "subprocess") if b in _WANTED] or ["inprocess"]
-
-
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
-    """The in-tree backends (toolkit features live on the host; docker adds nothing)."""
+    """Each backend in turn (the toolkit lives on the host, but its calls cross every boundary)."""
+    if request.param == "docker":
+        request.getfixturevalue("docker_image_tag")
     return str(request.param)

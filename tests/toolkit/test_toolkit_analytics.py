@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from toolscript.runtime.analytics import add_audit_stats, compute_stats, read_calls
+from toolscript.runtime.audit import AuditLog
 from toolscript.runtime.cli import main
 
 from toolscript import Decision, Runtime, tool
-
-AuditLog = pytest.importorskip("toolscript.runtime.audit").AuditLog
 
 TOOLS_FILE = '''
 import time
