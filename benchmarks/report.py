@@ -86,7 +86,7 @@ def _ok(entry: dict[str, Any] | None) -> bool:
 
 
 def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every DESIGN.md target that this run measured: measured value, met or missed."""
+    """Every docs/design.md target that this run measured: measured value, met or missed."""
     rows: list[dict[str, Any]] = []
     workloads = results.get("workloads", {})
 
@@ -448,7 +448,7 @@ def _targets(results: dict[str, Any]) -> str:
     rows = results.get("targets") or []
     if not rows:
         return ""
-    table = _table(["target (DESIGN.md)", "engine", "measured", "verdict"],
+    table = _table(["target (docs/design.md)", "engine", "measured", "verdict"],
                    [[r["target"], r["engine"], r["measured"],
                      r["verdict"] + (f" ({r['note']})" if r["note"] else "")] for r in rows],
                    "llrl")

@@ -1,4 +1,4 @@
-"""Fixtures for the tool-design toolkit tests (issue 8)."""
+"""Fixtures for the tool-design toolkit tests."""
 
 from __future__ import annotations
 
