@@ -15,10 +15,20 @@ environment at call time: they live on the host and never enter the sandbox.
                            auth=BearerAuth("PETSTORE_TOKEN"), prefix="pets")
     rt = Runtime(tools=source.tools())
 
-``GET``/``HEAD``/``OPTIONS`` operations are read-only (they run in parallel
-and pass the ``deny`` policy); the others are writes. An HTTP status of 400
-or more raises :class:`HTTPToolError` (the script sees a ``ToolError`` with
-the status and the start of the response body).
+``GET``/``HEAD``/``OPTIONS`` operations (HTTP's safe methods) are read-only:
+they run in parallel and pass the ``deny`` policy. The others (``POST``,
+``PUT``, ``PATCH``, ``DELETE``, ...) are writes and require approval unless
+``requires_approval=`` says otherwise. An HTTP status of 400 or more raises
+:class:`HTTPToolError` (the script sees a ``ToolError`` with the status and
+the start of the response body).
+
+Credentials never leave the API's origin (scheme, host and port of
+``base_url``): a redirect to another origin is refused, or with
+``cross_origin_redirects="strip"`` followed with no header but ``Accept`` and
+``User-Agent``; once stripped, they stay stripped for the rest of the chain.
+A ``429`` or ``503`` answer with a ``Retry-After`` header is retried after
+that delay, at most ``retries`` times and only while the wait still ends
+within the tool's ``timeout_s``; a longer demand fails at once.
 """
 
 from __future__ import annotations
@@ -27,13 +37,16 @@ import importlib
 import inspect
 import json
 import os
+import time
+import types
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from http.client import HTTPMessage
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Literal
 
 from toolscript.tools import Tool, check_tool_name
 from toolscript.tools.schematool import SchemaTool, python_identifier
@@ -45,15 +58,64 @@ __all__ = ["ApiKeyAuth", "BearerAuth", "HTTPToolError", "OpenAPISource", "load_d
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 READ_ONLY_METHODS = frozenset({"get", "head", "options"})
 MAX_ERROR_BODY = 2000
+RETRY_STATUSES = frozenset({429, 503})
+REDIRECT_SAFE_HEADERS = frozenset({"accept", "user-agent"})
+"""The only headers sent on after a redirect to another origin (``strip`` mode)."""
+IGNORED_HEADER_PARAMS = frozenset({"accept", "content-type", "authorization"})
+"""Header parameters OpenAPI says to ignore: the source sets these itself."""
 
 
 class HTTPToolError(Exception):
-    """The endpoint answered with an HTTP error status."""
+    """The endpoint answered with an HTTP error status (or a refused redirect)."""
 
     def __init__(self, status: int, reason: str, body: str) -> None:
         super().__init__(f"HTTP {status} {reason}: {body[:MAX_ERROR_BODY]}".rstrip(": "))
         self.status = status
         self.body = body
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``, the port filled in for http and https."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    port = parts.port or {"http": 80, "https": 443}.get(scheme)
+    return scheme, (parts.hostname or "").lower(), port
+
+
+class _OriginGuard(urllib.request.HTTPRedirectHandler):
+    """Follows redirects within the request's origin; another origin is refused
+    (``refuse``) or reached with every header but ``Accept``/``User-Agent``
+    removed (``strip``)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is None or origin(newurl) == origin(req.full_url):
+            return new
+        if self.mode != "strip" or origin(newurl)[0] not in ("http", "https"):
+            fp.close()
+            raise HTTPToolError(
+                code,
+                "redirect refused",
+                f"the API redirected to {newurl[:200]}, another origin; credentials are "
+                "never sent there (OpenAPISource(cross_origin_redirects='strip') follows "
+                "such redirects without them)",
+            )
+        for name in list(new.headers):
+            if name.lower() not in REDIRECT_SAFE_HEADERS:
+                del new.headers[name]
+        new.unredirected_hdrs.clear()
+        return new
 
 
 @dataclass(frozen=True)
@@ -162,6 +224,7 @@ class _Operation:
     params: dict[str, tuple[str, str]]  # argument name -> (location, wire name)
     body_mode: str  # "", "whole" (argument 'body') or "flat" (object properties)
     body_props: tuple[str, ...]
+    body_arg: str = "body"
 
 
 class OpenAPISource:
@@ -176,8 +239,13 @@ class OpenAPISource:
         prefix: namespace of the tool names (``{prefix}_{operation}``).
         include: operationIds (or tool names without prefix) to keep.
         requires_approval: True/False for all, names, or a predicate on
-            ``(method, path)``; default False.
-        timeout_s: the HTTP timeout, also the tools' call timeout.
+            ``(method, path)``; default None: every operation that is not
+            read-only (``POST``, ``PUT``, ``PATCH``, ``DELETE``, ...).
+        timeout_s: the tools' call timeout; a retry waits only when the wait
+            fits in it, and each request's socket timeout is what is left.
+        retries: how often a ``429``/``503`` with ``Retry-After`` is retried.
+        cross_origin_redirects: ``"refuse"`` (default) or ``"strip"`` (follow
+            without credentials or any header but ``Accept``/``User-Agent``).
     """
 
     def __init__(
@@ -189,8 +257,10 @@ class OpenAPISource:
         headers: Mapping[str, str] | None = None,
         prefix: str = "",
         include: Iterable[str] | None = None,
-        requires_approval: bool | Iterable[str] | Callable[[str, str], bool] = False,
+        requires_approval: bool | Iterable[str] | Callable[[str, str], bool] | None = None,
         timeout_s: float = 30.0,
+        retries: int = 3,
+        cross_origin_redirects: Literal["refuse", "strip"] = "refuse",
     ) -> None:
         self.document = load_document(document)
         servers = self.document.get("servers") or []
@@ -204,6 +274,10 @@ class OpenAPISource:
         self.include = set(include) if include is not None else None
         self.requires_approval = requires_approval
         self.timeout_s = timeout_s
+        self.retries = max(0, int(retries))
+        if cross_origin_redirects not in ("refuse", "strip"):
+            raise ConfigurationError("cross_origin_redirects must be 'refuse' or 'strip'")
+        self._opener = urllib.request.build_opener(_OriginGuard(cross_origin_redirects))
         self._resolve = _Resolver(self.document)
 
     # --- tools -------------------------------------------------------------------
@@ -256,6 +330,8 @@ class OpenAPISource:
         for (location, wire), param in merged.items():
             if location not in ("path", "query", "header") or not isinstance(wire, str):
                 continue
+            if location == "header" and wire.lower() in IGNORED_HEADER_PARAMS:
+                continue
             arg = python_identifier(wire, set(properties))
             schema = dict(_schema_31(param.get("schema") or {}))
             if param.get("description"):
@@ -280,9 +356,10 @@ class OpenAPISource:
                     required.extend(r for r in schema.get("required") or [] if r in props)
             else:
                 op.body_mode = "whole"
-                properties["body"] = schema
+                op.body_arg = python_identifier("body", set(properties))
+                properties[op.body_arg] = schema
                 if body_required:
-                    required.append("body")
+                    required.append(op.body_arg)
         input_schema = {
             "type": "object",
             "properties": properties,
@@ -309,6 +386,8 @@ class OpenAPISource:
 
     def _needs_approval(self, name: str, method: str, path: str) -> bool:
         rule = self.requires_approval
+        if rule is None:
+            return method not in READ_ONLY_METHODS
         if isinstance(rule, bool):
             return rule
         if callable(rule):
@@ -342,42 +421,77 @@ class OpenAPISource:
         """Make the HTTP request of one operation and decode the response.
 
         Raises:
-            HTTPToolError: the endpoint answered with status >= 400.
+            HTTPToolError: the endpoint answered with status >= 400 (after the
+                retries a ``Retry-After`` allowed), or redirected to another
+                origin while ``cross_origin_redirects="refuse"``.
             PermissionError: a credential variable is not set.
+            ValueError: a path parameter is ``.`` or ``..``.
         """
+        deadline = time.monotonic() + self.timeout_s
         path = op.path
         query: list[tuple[str, str]] = []
         headers = {"Accept": "application/json", "User-Agent": "toolscript"}
-        headers.update(self.headers)
-        if self.auth is not None:
-            headers.update(self.auth.headers())
         for arg, value in args.items():
             if arg not in op.params:
                 continue
             location, wire = op.params[arg]
             if location == "path":
-                path = path.replace("{" + wire + "}", urllib.parse.quote(_text(value), safe=""))
+                text = _text(value)
+                if text in (".", ".."):
+                    raise ValueError(f"the path parameter {wire!r} cannot be {text!r}")
+                path = path.replace("{" + wire + "}", urllib.parse.quote(text, safe=""))
             elif location == "query":
                 values = value if isinstance(value, list) else [value]
                 query.extend((wire, _text(v)) for v in values)
             else:
                 headers[wire] = _text(value)
+        headers.update(self.headers)
+        if self.auth is not None:
+            headers.update(self.auth.headers())
         data = None
-        if op.body_mode == "whole" and "body" in args:
-            data = json.dumps(args["body"]).encode()
+        if op.body_mode == "whole" and op.body_arg in args:
+            data = json.dumps(args[op.body_arg]).encode()
         elif op.body_mode == "flat":
             payload = {k: v for k, v in args.items() if k in op.body_props}
             data = json.dumps(payload).encode()
         if data is not None:
             headers["Content-Type"] = "application/json"
         url = self.base_url + path + ("?" + urllib.parse.urlencode(query) if query else "")
-        request = urllib.request.Request(url, data=data, headers=headers, method=op.method.upper())
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                return _decode(response.read(), response.headers.get("Content-Type", ""))
-        except urllib.error.HTTPError as exc:
-            body = exc.read().decode("utf-8", "replace")
-            raise HTTPToolError(exc.code, str(exc.reason), body) from None
+        for attempt in range(self.retries + 1):
+            request = urllib.request.Request(
+                url, data=data, headers=headers, method=op.method.upper()
+            )
+            remaining = max(deadline - time.monotonic(), 0.001)
+            try:
+                with self._opener.open(request, timeout=remaining) as response:
+                    return _decode(response.read(), response.headers.get("Content-Type", ""))
+            except urllib.error.HTTPError as exc:
+                body = exc.read().decode("utf-8", "replace")
+                delay, note = _retry_delay(exc, deadline, attempt < self.retries)
+                if delay is None:
+                    raise HTTPToolError(exc.code, str(exc.reason) + note, body) from None
+            time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def _retry_delay(
+    exc: urllib.error.HTTPError, deadline: float, may_retry: bool
+) -> tuple[float | None, str]:
+    """The wait before retrying a 429/503 that sent ``Retry-After`` (None: do not
+    retry) and a note for the error message when a retry was refused."""
+    if exc.code not in RETRY_STATUSES or exc.headers is None:
+        return None, ""
+    from .providers.retry import retry_after_seconds
+
+    # retry_after_seconds reads ``error.response.headers``; an HTTPError is its own response.
+    asked = retry_after_seconds(types.SimpleNamespace(response=exc))  # type: ignore[arg-type]
+    if asked is None:
+        return None, ""
+    if not may_retry:
+        return None, " (still failing after the retries)"
+    if time.monotonic() + asked >= deadline:
+        return None, f" (Retry-After {asked:.0f} s does not fit in the tool's timeout)"
+    return max(0.0, asked), ""
 
 
 def _text(value: Any) -> str:

@@ -9,7 +9,13 @@ stubs (approximate Python annotations from the schema), the same approval
 and audit, because the runtime cannot tell it from any other tool.
 
 Property names that are not Python identifiers (``user-id``) are exposed
-under an identifier (``user_id``) and translated back before the call.
+under an identifier (``user_id``) and translated back before the call. A tool
+with such renamed properties takes exactly its exposed names: any other key
+(the wire spelling ``user-id`` above all) is an invalid argument, even when
+the remote schema allows extra properties, so the arguments the approver
+sees translate one to one into what is sent. Constraints of the remote schema
+that name properties (``dependentRequired``, ``propertyNames``, ``allOf``, ...)
+are checked on the translated arguments just before they are sent.
 It lives beside :class:`~toolscript.tools.Tool` because it builds the same
 internals from a schema instead of a signature; :meth:`Tool.from_schema`
 is the public way in.
@@ -25,9 +31,16 @@ from typing import Any, Literal, Union
 from toolscript.errors import SchemaError
 
 from .definition import MISSING, Param, Tool
-from .validation import ArgsValidator
+from .validation import ROOT, ArgsValidator, ArgumentError, Problem
 
 __all__ = ["SchemaTool", "annotation_for_schema", "python_identifier"]
+
+_KEPT_WHEN_RENAMED = frozenset(
+    {"$schema", "$id", "$defs", "definitions", "title", "description",
+     "minProperties", "maxProperties"}
+)
+"""Root keywords of a remote schema that name no property: kept in the exposed
+schema of a tool with renamed properties (the others are checked on the wire)."""
 
 _SCALARS: dict[str, Any] = {
     "string": str,
@@ -119,6 +132,9 @@ class SchemaTool(Tool):
         self._input_schema = dict(input_schema)
         self._output_schema = dict(output_schema) if output_schema is not None else None
         self._wire_names: dict[str, str] = {}
+        self._wire_to_exposed: dict[str, str] = {}
+        self._exposed: frozenset[str] = frozenset()
+        self._wire_validator: ArgsValidator | None = None
         self._remote = func
         super().__init__(
             self._call_remote,
@@ -131,8 +147,35 @@ class SchemaTool(Tool):
         self.__doc__ = description
 
     def _call_remote(self, **kwargs: Any) -> Any:
+        return self._remote(**self.to_wire(kwargs))
+
+    def to_wire(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``args`` (exposed names) under the remote side's property names.
+
+        Raises:
+            ArgumentError: a key is not an exposed name of a tool with renamed
+                properties, two keys name one remote property, or the
+                translated arguments break the remote schema.
+        """
         wire = self._wire_names
-        return self._remote(**{wire.get(k, k): v for k, v in kwargs.items()})
+        if not wire:
+            return dict(args)
+        out: dict[str, Any] = {}
+        problems: list[Problem] = []
+        for key, value in args.items():
+            if key not in self._exposed:
+                problems.append(_unexpected(key, self._wire_to_exposed.get(key)))
+                continue
+            name = wire.get(key, key)
+            if name in out:
+                problems.append(Problem(ROOT, f"two arguments name the property {name!r}"))
+            out[name] = value
+        checker = self._wire_validator
+        if not problems and checker is not None and not checker.is_valid(out):
+            problems = checker.problems(out)
+        if problems:
+            raise ArgumentError(self.name, problems)
+        return out
 
     def _build_params(self, doc_params: Mapping[str, str]) -> None:
         """Params, validator and schemas from the given JSON Schema (overrides Tool)."""
@@ -143,12 +186,14 @@ class SchemaTool(Tool):
         required_raw = schema.get("required") or []
         required = [r for r in required_raw if isinstance(r, str) and r in properties]
         order = required + [p for p in properties if p not in required]
-        taken: set[str] = set()
+        # Names that are identifiers already keep them; only the others are renamed.
+        kept = {w for w in order if python_identifier(w) == w}
+        taken: set[str] = set(kept)
         renamed: dict[str, Any] = {}
         params: list[Param] = []
         for wire in order:
             prop = properties[wire]
-            ident = python_identifier(wire, taken)
+            ident = wire if wire in kept else python_identifier(wire, taken)
             taken.add(ident)
             if ident != wire:
                 self._wire_names[ident] = wire
@@ -167,12 +212,23 @@ class SchemaTool(Tool):
                     annotation=annotation_for_schema(prop_map),
                 )
             )
-        exposed = {k: v for k, v in schema.items() if k not in ("properties", "required")}
+        if self._wire_names:
+            # Closed: an extra key could be a wire name and overwrite what was approved.
+            exposed = {k: v for k, v in schema.items() if k in _KEPT_WHEN_RENAMED}
+            exposed["additionalProperties"] = False
+        else:
+            exposed = {k: v for k, v in schema.items() if k not in ("properties", "required")}
         exposed["type"] = "object"
         exposed["properties"] = renamed
         exposed["required"] = [python_identifier_of(self._wire_names, r) for r in required]
+        self._wire_to_exposed = {wire: ident for ident, wire in self._wire_names.items()}
+        self._exposed = frozenset(renamed)
         try:
             validator = ArgsValidator(exposed, [p.name for p in params])
+            if self._wire_names and set(schema) - _KEPT_WHEN_RENAMED - {
+                "type", "properties", "required", "additionalProperties"
+            }:
+                self._wire_validator = ArgsValidator(schema, order)
         except SchemaError as exc:
             raise SchemaError(f"tool {self.name!r}: {exc}") from exc
         self.params = tuple(params)
@@ -189,6 +245,14 @@ class SchemaTool(Tool):
 
     def _hints(self) -> dict[str, Any]:  # pragma: no cover - not used: no signature to read
         return {}
+
+
+def _unexpected(key: str, exposed: str | None) -> Problem:
+    if exposed is not None:
+        reason = f"unexpected argument {key!r}: this property is spelled '{exposed}' here"
+    else:
+        reason = f"unexpected argument {key!r}"
+    return Problem(key, reason, "unexpected")
 
 
 def python_identifier_of(wire_names: Mapping[str, str], wire: str) -> str:

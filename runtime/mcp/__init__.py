@@ -2,7 +2,8 @@
 
 * :class:`MCPToolSource`: an MCP server's tools as toolscript tools.
 * :func:`build_server`: the runtime as an MCP server with a ``run_script`` tool
-  (``toolscript mcp serve``).
+  (``toolscript mcp serve``); :func:`serve_http` / :func:`http_app` serve it
+  over Streamable HTTP behind a bearer token.
 
 Names are imported lazily so that importing this package does not import the
 SDK until it is used.
@@ -14,16 +15,27 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .server import ScriptSessions, build_server
+    from .http_gate import http_app, serve_http
+    from .server import build_server
+    from .sessions import ScriptSessions
     from .source import MCPToolError, MCPToolSource
 
-__all__ = ["MCPToolError", "MCPToolSource", "ScriptSessions", "build_server"]
+__all__ = [
+    "MCPToolError",
+    "MCPToolSource",
+    "ScriptSessions",
+    "build_server",
+    "http_app",
+    "serve_http",
+]
 
 _EXPORTS = {
     "MCPToolError": ".source",
     "MCPToolSource": ".source",
-    "ScriptSessions": ".server",
+    "ScriptSessions": ".sessions",
     "build_server": ".server",
+    "http_app": ".http_gate",
+    "serve_http": ".http_gate",
 }
 
 

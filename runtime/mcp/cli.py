@@ -3,7 +3,7 @@
 ::
 
     toolscript mcp serve --tools examples/store_tools.py              # stdio
-    toolscript mcp serve --tools pkg.tools --transport http --port 8000
+    TOOLSCRIPT_MCP_TOKEN=... toolscript mcp serve --tools pkg.tools --transport http --port 8000
     toolscript mcp tools --stdio "python weather_server.py" --prefix weather
     toolscript mcp tools --url http://127.0.0.1:8000/mcp
 """
@@ -31,6 +31,19 @@ def add_mcp_command(subparsers: Any) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
     serve.add_argument("--name", default="toolscript", help="server name clients see")
+    serve.add_argument(
+        "--token-env", default="TOOLSCRIPT_MCP_TOKEN", metavar="VAR",
+        help="HTTP: the environment variable holding the bearer token every request must "
+        "send (required; default TOOLSCRIPT_MCP_TOKEN)",
+    )
+    serve.add_argument(
+        "--max-sessions", type=int, default=16, metavar="N",
+        help="the most script sessions (sandboxes) open at once (default 16)",
+    )
+    serve.add_argument(
+        "--idle-timeout", type=float, default=900.0, metavar="S",
+        help="close a session unused for S seconds (default 900)",
+    )
     serve.set_defaults(handler=cmd_mcp_serve)
 
     tools = sub.add_parser("tools", help="show an MCP server's tools as toolscript stubs")
@@ -53,23 +66,35 @@ def _require_sdk() -> None:
 def cmd_mcp_serve(args: argparse.Namespace) -> int:
     """``toolscript mcp serve``."""
     _require_sdk()
+    import os
+
+    from toolscript.errors import ConfigurationError
+
     from ..cli import build_runtime
+    from .http_gate import check_token, serve_http
     from .server import build_server
 
     if args.approve == "ask":
-        from toolscript.errors import ConfigurationError
-
         raise ConfigurationError(
             "--approve ask needs the terminal, which an MCP server does "
             "not have: use allow, deny or default"
         )
+    token = ""
+    if args.transport == "http":
+        token = check_token(os.environ.get(args.token_env), args.token_env)
     with build_runtime(args) as runtime:
-        server = build_server(runtime, name=args.name, single_client=args.transport == "stdio")
+        server = build_server(
+            runtime,
+            name=args.name,
+            single_client=args.transport == "stdio",
+            max_sessions=args.max_sessions,
+            idle_ttl_s=args.idle_timeout,
+        )
         try:
             if args.transport == "stdio":
                 server.run("stdio")
             else:
-                server.run("streamable-http", host=args.host, port=args.port)
+                serve_http(server, token=token, host=args.host, port=args.port)
         finally:
             server.sessions.close_all()
     return 0

@@ -6,50 +6,51 @@ Python functions, and the script runs in our sandbox behind the runtime's
 approval, validation, limits and audit. The tool description carries the
 sandbox rules and the tools' Python stubs.
 
-Sessions: the variables of a script persist for the next ``run_script`` of
-the same session. Each result names its ``session_id``; a client passes it
-back to continue. Without one, a run goes to the client's own session: the
-one session of a stdio server (one client per process), or the session keyed
-by the HTTP transport's ``mcp-session-id``; with neither, a new session is
-started. Session ids are random and unguessable, so a client cannot reach
-another client's variables. Idle sessions are closed after ``idle_ttl_s``,
-and the least recently used one when ``max_sessions`` are open.
+Sessions (:mod:`.sessions`): the variables of a script persist for the next
+``run_script`` of the same connection — the one client of a stdio server, or
+the transport session (``Mcp-Session-Id``) of a Streamable HTTP client (so
+that the SDK's default client gets one, the HTTP server declines the 2026
+protocol's ``server/discover`` probe and clients fall back to the handshake
+protocol, whose HTTP transport has sessions). Each result names its
+``session_id``, which only its own connection can use; idle sessions are
+reaped and their number is capped. Over HTTP, serve with
+:func:`~.http_gate.http_app` / :func:`~.http_gate.serve_http` (bearer token,
+cleanup when a client ends its transport session).
 """
 
 from __future__ import annotations
 
 import json
-import secrets
-import threading
-import time
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from ..prompts import RUN_SCRIPT_NAME, run_script_description
 from ..results import RunResult
+from .http_gate import transport_owner
+from .sessions import Lease, Refusal, ScriptSessions
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
-    from ..session import Session
 
 __all__ = ["ScriptSessions", "ToolscriptMCPServer", "build_server", "result_payload"]
 
 SESSION_NOTE = """
 
-Sessions: every result names its session_id. Pass it back as session_id to run the \
-next script in the same session (its variables persist); omit it to use your \
-connection's own session. reset_session(session_id) forgets a session's variables."""
+Sessions: the scripts of one connection share their variables (each result \
+names its session_id and says whether it started a new_session). \
+reset_session() forgets them."""
 
 
 Code = Annotated[
     str, Field(description="The Python script; its final bare expression is its result.")
 ]
 SessionId = Annotated[
-    str | None, Field(description="A session_id from an earlier result, to reuse its variables.")
+    str | None,
+    Field(description="A session_id from an earlier result of this connection (optional)."),
 ]
 
 
@@ -59,8 +60,9 @@ class ToolscriptMCPServer(MCPServer):
     sessions: ScriptSessions
 
 
-def result_payload(result: RunResult, session_id: str) -> dict[str, Any]:
-    """What ``run_script`` returns: value, output, typed error, and its tool calls."""
+def result_payload(result: RunResult, lease: Lease) -> dict[str, Any]:
+    """What ``run_script`` returns: value, output, typed error, its tool calls,
+    and the session it ran in."""
     return {
         "ok": result.ok,
         "value": result.value,
@@ -70,92 +72,30 @@ def result_payload(result: RunResult, session_id: str) -> dict[str, Any]:
             {"name": c.name, "ok": c.ok, **({"error": c.error.type} if c.error else {})}
             for c in result.tool_calls
         ],
-        "session_id": session_id,
+        "session_id": lease.key,
+        "new_session": lease.new,
         "session_restarted": result.session_restarted,
     }
 
 
-class ScriptSessions:
-    """Sessions of one runtime, by id, with an idle timeout and a size cap."""
+def client_key(ctx: Any, single_client: bool) -> str | None:
+    """Who owns the sessions of this request: the one client of a stdio server,
+    the HTTP transport session, or None (no transport session: one run each).
 
-    def __init__(
-        self, runtime: Runtime, *, max_sessions: int = 64, idle_ttl_s: float = 900.0
-    ) -> None:
-        self.runtime = runtime
-        self.max_sessions = max_sessions
-        self.idle_ttl_s = idle_ttl_s
-        self._sessions: OrderedDict[str, tuple[Session, float]] = OrderedDict()
-        self._aliases: dict[str, str] = {}
-        self._lock = threading.Lock()
-
-    def get(self, session_id: str | None, client_key: str | None) -> tuple[str, Session]:
-        """The session to run in: ``session_id`` if given, else the client's own.
-
-        Raises:
-            KeyError: ``session_id`` is unknown (expired or never issued).
-        """
-        with self._lock:
-            self._expire()
-            if session_id is None and client_key is not None:
-                session_id = self._aliases.get(client_key)
-                if session_id not in self._sessions:
-                    session_id = None
-            if session_id is not None:
-                if session_id not in self._sessions:
-                    raise KeyError(session_id)
-                session, _ = self._sessions.pop(session_id)
-            else:
-                session_id = secrets.token_urlsafe(16)
-                session = self.runtime.session()
-                if client_key is not None:
-                    self._aliases[client_key] = session_id
-            self._sessions[session_id] = (session, time.monotonic())
-            while len(self._sessions) > self.max_sessions:
-                _, (oldest, _) = self._sessions.popitem(last=False)
-                oldest.close()
-            return session_id, session
-
-    def close(self, session_id: str) -> bool:
-        """Close one session; False if it was unknown."""
-        with self._lock:
-            entry = self._sessions.pop(session_id, None)
-        if entry is None:
-            return False
-        entry[0].close()
-        return True
-
-    def close_all(self) -> None:
-        """Close every session."""
-        with self._lock:
-            entries = list(self._sessions.values())
-            self._sessions.clear()
-            self._aliases.clear()
-        for session, _ in entries:
-            session.close()
-
-    def _expire(self) -> None:
-        now = time.monotonic()
-        for key, (session, used) in list(self._sessions.items()):
-            if now - used > self.idle_ttl_s:
-                del self._sessions[key]
-                session.close()
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-
-def _client_key(ctx: Any, single_client: bool) -> str | None:
+    The ``Mcp-Session-Id`` header counts only on the handshake protocol, where
+    the SDK routed the request to that transport session (it answers 404 to
+    an unknown id); on the stateless protocol the header is unchecked input.
+    """
     if single_client:
         return "single-client"
+    if getattr(ctx, "protocol_version", None) not in HANDSHAKE_PROTOCOL_VERSIONS:
+        return None
     try:
         headers = ctx.headers
     except Exception:
         headers = None
-    if headers:
-        transport_session = headers.get("mcp-session-id")
-        if transport_session:
-            return f"http:{transport_session}"
-    return None
+    transport_session = headers.get("mcp-session-id") if headers else None
+    return transport_owner(transport_session) if transport_session else None
 
 
 def build_server(
@@ -163,7 +103,7 @@ def build_server(
     *,
     name: str = "toolscript",
     single_client: bool = False,
-    max_sessions: int = 64,
+    max_sessions: int = 16,
     idle_ttl_s: float = 900.0,
 ) -> ToolscriptMCPServer:
     """An ``mcp.server.mcpserver.MCPServer`` exposing ``run_script`` over ``runtime``.
@@ -171,12 +111,14 @@ def build_server(
     Args:
         runtime: the tools, backend and policy scripts run with.
         name: the server name clients see.
-        single_client: one client per server (stdio): runs without a
-            session_id share that client's session.
-        max_sessions / idle_ttl_s: bounds on open sessions.
+        single_client: one client per server (stdio): every run belongs to it.
+        max_sessions / idle_ttl_s: at most this many sessions (sandboxes) open;
+            one unused for ``idle_ttl_s`` seconds is closed.
 
     The returned server's ``sessions`` (:class:`ScriptSessions`) hold the open
-    sessions; close them with ``server.sessions.close_all()`` when done.
+    sessions; close them with ``server.sessions.close_all()`` when done. Serve
+    it over HTTP with :func:`~.http_gate.serve_http` (or mount
+    :func:`~.http_gate.http_app`).
     """
     sessions = ScriptSessions(runtime, max_sessions=max_sessions, idle_ttl_s=idle_ttl_s)
     description = (
@@ -203,26 +145,22 @@ def build_server(
             is_error=is_error,
         )
 
-    def run_script(code: Code, ctx: Context, session_id: SessionId = None) -> CallToolResult:
-        try:
-            sid, session = sessions.get(session_id, _client_key(ctx, single_client))
-        except KeyError:
-            return reply(
-                {
-                    "ok": False,
-                    "error": {
-                        "type": "unknown_session",
-                        "message": f"no session {session_id!r} (it expired or was never issued); "
-                        "omit session_id to start a new session",
-                    },
-                },
-                True,
-            )
-        result = session.run(code)
-        return reply(result_payload(result, sid), not result.ok)
+    def refused(refusal: Refusal) -> CallToolResult:
+        error = {"type": refusal.type, "message": refusal.message}
+        return reply({"ok": False, "error": error, "session_id": None}, True)
 
-    def reset_session(session_id: str) -> CallToolResult:
-        closed = sessions.close(session_id)
+    def run_script(code: Code, ctx: Context, session_id: SessionId = None) -> CallToolResult:
+        lease = sessions.acquire(session_id, client_key(ctx, single_client))
+        if isinstance(lease, Refusal):
+            return refused(lease)
+        try:
+            result = lease.session.run(code)
+        finally:
+            sessions.release(lease)
+        return reply(result_payload(result, lease), not result.ok)
+
+    def reset_session(ctx: Context, session_id: SessionId = None) -> CallToolResult:
+        closed = sessions.reset(session_id, client_key(ctx, single_client))
         return reply({"ok": closed, "session_id": session_id}, not closed)
 
     server.add_tool(
@@ -234,7 +172,7 @@ def build_server(
     server.add_tool(
         reset_session,
         name="reset_session",
-        description="Close a run_script session and forget its variables.",
+        description="Close this connection's run_script session and forget its variables.",
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=False, idempotent_hint=True
         ),

@@ -68,6 +68,14 @@ async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator
         yield streams
 
 
+def hinted_read_only(hints: Any) -> bool:
+    """What a tool's MCP annotations say: read-only only when marked
+    ``readOnlyHint`` and not ``destructiveHint`` (destructive wins)."""
+    if hints is None:
+        return False
+    return hints.read_only_hint is True and hints.destructive_hint is not True
+
+
 def _is_result_wrapper(schema: Mapping[str, Any] | None) -> bool:
     if not isinstance(schema, Mapping):
         return False
@@ -114,9 +122,11 @@ class MCPToolSource:
         include / exclude: MCP tool names to keep / drop.
         read_only: which tools are read-only (run in parallel, allowed by the
             ``deny`` policy): True/False for all, names, a predicate on the MCP
-            tool, or None (default) to trust the server's ``readOnlyHint``.
-        requires_approval: likewise; None (default) means tools the server
-            explicitly marks ``destructiveHint`` (and not read-only).
+            tool, or None (default): the tools the server marks
+            ``readOnlyHint`` and not ``destructiveHint`` (a tool marked both
+            is a write: destructive wins).
+        requires_approval: likewise; None (default) means every tool that is
+            not read-only (writes ask the approval hook first).
         timeout_s: per-call timeout of every tool (else the runtime default).
         connect_timeout_s: how long connecting and listing may take.
         mode: the SDK's protocol negotiation (``"auto"`` or ``"legacy"``).
@@ -306,11 +316,7 @@ class MCPToolSource:
             raise ToolDefinitionError(
                 f"MCP tool {remote.name!r} of {self._label()}: {exc} (choose a shorter prefix=)"
             ) from exc
-        hints = remote.annotations
-        read_only = _selected(
-            self._read_only, remote, bool(hints is not None and hints.read_only_hint)
-        )
-        destructive = bool(hints is not None and hints.destructive_hint) and not read_only
+        read_only = _selected(self._read_only, remote, hinted_read_only(remote.annotations))
         output_schema = remote.output_schema
         unwrap = _is_result_wrapper(output_schema)
         if unwrap and output_schema is not None:
@@ -327,7 +333,7 @@ class MCPToolSource:
             input_schema=remote.input_schema or {"type": "object"},
             output_schema=output_schema,
             read_only=read_only,
-            requires_approval=_selected(self._requires_approval, remote, destructive),
+            requires_approval=_selected(self._requires_approval, remote, not read_only),
             timeout_s=self._timeout_s,
         )
 

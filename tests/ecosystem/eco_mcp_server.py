@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
+from pydantic import Field
 
 server = MCPServer("Weather-Server", log_level="CRITICAL")
 CALLS: list[str] = []
@@ -42,6 +45,38 @@ def failing(reason: str) -> str:
     """Always fails."""
     CALLS.append("failing")
     raise ValueError(reason)
+
+
+def _transfer_shape(to: str, amount_cents: Annotated[int, Field(alias="amount-cents")]) -> str:
+    """The signature the SDK reads: the schema says 'amount-cents' and allows other keys."""
+    raise NotImplementedError
+
+
+def bank_transfer(**wire: Any) -> str:
+    """Move money (the SDK passes the property under its wire name, 'amount-cents')."""
+    CALLS.append(f"bank-transfer {wire['to']} {wire['amount-cents']}")
+    return f"sent {wire['amount-cents']} to {wire['to']}"
+
+
+bank_transfer.__signature__ = inspect.signature(_transfer_shape)  # type: ignore[attr-defined]
+bank_transfer.__annotations__ = dict(_transfer_shape.__annotations__)
+server.add_tool(
+    bank_transfer, name="bank-transfer", annotations=ToolAnnotations(destructive_hint=True)
+)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=True))
+def purge(city: str) -> str:
+    """Claims to be read-only and destructive at once."""
+    CALLS.append("purge")
+    return f"purged {city}"
+
+
+@server.tool()
+def unmarked(city: str) -> str:
+    """No annotations at all."""
+    CALLS.append("unmarked")
+    return city
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))

@@ -39,16 +39,14 @@ def test_in_memory_client_runs_scripts_with_sessions():
             payload = first.structured_content
             assert payload["value"] == "ST001" and payload["stdout"] == "8\n"
             assert payload["tool_calls"] == [{"name": "list_stores", "ok": True}]
+            assert payload["new_session"] is True
             sid = payload["session_id"]
 
             again = await client.call_tool("run_script", {"code": "len(stores)", "session_id": sid})
             assert again.structured_content["value"] == 8
-
-            # Without a session_id (and no transport session), a new session starts.
-            fresh = await client.call_tool("run_script", {"code": "stores"})
-            assert fresh.is_error
-            assert fresh.structured_content["error"]["type"] == "script_error"
-            assert fresh.structured_content["session_id"] != sid
+            same = await client.call_tool("run_script", {"code": "len(stores)"})
+            assert same.structured_content["session_id"] == sid
+            assert same.structured_content["new_session"] is False
 
             # Writes need approval: the default policy denies send_email.
             denied = await client.call_tool(
@@ -59,36 +57,43 @@ def test_in_memory_client_runs_scripts_with_sessions():
                 {"name": "send_email", "ok": False, "error": "denied"}
             ]
 
-            reset = await client.call_tool("reset_session", {"session_id": sid})
+            reset = await client.call_tool("reset_session", {})
             assert reset.structured_content["ok"] is True
             gone = await client.call_tool("run_script", {"code": "1", "session_id": sid})
             assert gone.structured_content["error"]["type"] == "unknown_session"
+            fresh = await client.call_tool("run_script", {"code": "stores"})
+            assert fresh.structured_content["error"]["type"] == "script_error"
+            assert fresh.structured_content["new_session"] is True
 
     with Runtime(_load_store_tools(), backend="inprocess") as rt:
-        server = build_server(rt)
+        server = build_server(rt, single_client=True)
         try:
             anyio.run(scenario, server)
         finally:
             server.sessions.close_all()
 
 
-def test_session_cap_closes_the_least_recently_used():
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_a_connection_without_a_transport_session_gets_one_run_sessions(mode):
+    """In memory there is no transport session to bind a session to: each run
+    is fresh, its session is closed at once, and no session_id is honoured."""
+
     async def scenario(server):
-        async with Client(server) as client:
-            ids = []
-            for n in range(3):
-                result = await client.call_tool("run_script", {"code": f"x = {n}\nx"})
-                ids.append(result.structured_content["session_id"])
-            oldest = await client.call_tool("run_script", {"code": "x", "session_id": ids[0]})
-            newest = await client.call_tool("run_script", {"code": "x", "session_id": ids[2]})
-            return oldest.structured_content, newest.structured_content
+        async with Client(server, mode=mode) as client:
+            first = await client.call_tool("run_script", {"code": "x = 1\nx"})
+            second = await client.call_tool("run_script", {"code": "x"})
+            forged = await client.call_tool("run_script", {"code": "1", "session_id": "abc"})
+            return first.structured_content, second.structured_content, forged.structured_content
 
     with Runtime([], backend="inprocess") as rt:
-        server = build_server(rt, max_sessions=2)
-        oldest, newest = anyio.run(scenario, server)
+        server = build_server(rt)
+        first, second, forged = anyio.run(scenario, server)
+        assert len(server.sessions) == 0
         server.sessions.close_all()
-    assert oldest["error"]["type"] == "unknown_session"
-    assert newest["value"] == 2
+    assert first["value"] == 1 and first["session_id"] is None and first["new_session"]
+    assert second["error"]["exception"] == "NameError"
+    assert forged["error"]["type"] == "unknown_session"
+    assert "no transport session" in forged["error"]["message"]
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -234,7 +234,7 @@ def test_scripts_call_the_endpoint_with_auth_from_the_environment(petstore, monk
     source = OpenAPISource(
         DOCUMENT, base_url=base_url, auth=BearerAuth("PETS_TOKEN"), headers={"X-API-Key": "fixed"}
     )
-    with Runtime(source.tools(), backend="subprocess") as rt:
+    with Runtime(source.tools(), backend="subprocess", approve=lambda request: True) as rt:
         result = rt.run(
             "new = createPet(name='Tom', tag='cat')\n"
             "setNotes(new['id'], body=['likes fish'])\n"
