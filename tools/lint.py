@@ -12,6 +12,10 @@ how to fix it. Rules (code: what):
 * ``param-format``: a string parameter whose name suggests a format (date,
   email, id, url...) has no format, pattern, enum or example in its text;
 * ``bool-pair``: two boolean parameters that should be one enum;
+* ``param-dependency``: a parameter that looks like an object the host holds
+  (an account, an inbox: a large object model, one holding collections of
+  other records, or a class the tool's module keeps or changes as state),
+  which should be injected rather than sent by the model;
 * ``required-could-default``: a required option (bool, limit, sort...) that
   could have a default;
 * ``overlap``: two tools whose descriptions overlap so much that a model
@@ -26,6 +30,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
+
+from .dependencies import dependency_reasons, injection_fix, object_type_key
 
 __all__ = ["MAX_TOOLS", "PROVIDER_NAME_RULES", "Finding", "format_findings", "lint_tools"]
 
@@ -105,8 +111,9 @@ def lint_tools(tools: Iterable[Any], *, max_tools: int = MAX_TOOLS) -> list[Find
     """Every finding for ``tools``, errors first, then by tool and parameter."""
     items = list(tools)
     findings: list[Finding] = []
+    takers = _object_takers(items)
     for t in items:
-        findings.extend(_lint_tool(t))
+        findings.extend(_lint_tool(t, takers))
     findings.extend(_overlaps(items))
     findings.extend(_too_many(items, max_tools))
     order = {"error": 0, "warning": 1, "info": 2}
@@ -145,7 +152,26 @@ def _types(schema: dict[str, Any]) -> set[str]:
     return set()
 
 
-def _lint_tool(t: Any) -> list[Finding]:
+def _object_takers(tools: list[Any]) -> dict[str, set[str]]:
+    """Object parameter type -> the names of the tools that take one."""
+    out: dict[str, set[str]] = {}
+    for t in tools:
+        schema = getattr(t, "parameters_schema", None) or {}
+        defs = schema.get("$defs") or {}
+        annotations = _annotations(t)
+        for pname, pschema in _params(t).items():
+            key = object_type_key(pschema, defs, annotations.get(pname))
+            if key is not None:
+                out.setdefault(key, set()).add(str(getattr(t, "name", "?")))
+    return out
+
+
+def _annotations(t: Any) -> dict[str, Any]:
+    """Parameter name -> annotation, for ``Tool`` objects ({} for others)."""
+    return {p.name: p.annotation for p in getattr(t, "params", ()) if hasattr(p, "annotation")}
+
+
+def _lint_tool(t: Any, takers: dict[str, set[str]]) -> list[Finding]:
     name = str(getattr(t, "name", "?"))
     out = list(_names(name))
     description = str(getattr(t, "description", "") or "").strip()
@@ -200,7 +226,50 @@ def _lint_tool(t: Any) -> list[Finding]:
                 pname,
             ))
     out.extend(_bool_pairs(name, booleans))
+    out.extend(_dependencies(t, name, params, takers))
     return out
+
+
+def _dependencies(
+    t: Any, name: str, params: dict[str, dict[str, Any]], takers: dict[str, set[str]]
+) -> list[Finding]:
+    """``param-dependency`` findings: parameters that look like host-held objects."""
+    schema = getattr(t, "parameters_schema", None) or {}
+    defs = schema.get("$defs") or {}
+    annotations = _annotations(t)
+    func = getattr(t, "func", None)
+    out: list[Finding] = []
+    for pname, pschema in params.items():
+        key = object_type_key(pschema, defs, annotations.get(pname))
+        reasons = dependency_reasons(
+            pname, pschema, defs, annotation=annotations.get(pname),
+            func=func if callable(func) else None,
+            shared_with=sorted(takers.get(key, set()) - {name}) if key else (),
+        )
+        if not reasons:
+            continue
+        type_name = _type_name(pschema, annotations.get(pname))
+        out.append(Finding(
+            "param-dependency", "warning", name,
+            f"the parameter ({type_name}) looks like an object the host holds, not a value "
+            f"a model can send: {'; '.join(reasons)}",
+            injection_fix(name, pname, type_name),
+            pname,
+        ))
+    return out
+
+
+def _type_name(schema: dict[str, Any], annotation: Any) -> str:
+    """A readable name for a parameter's type: the class, the ``$ref`` name, or ``object``."""
+    if isinstance(annotation, type) and annotation not in (Any, object):
+        return annotation.__name__
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return ref.rsplit("/", 1)[-1]
+    for branch in schema.get("anyOf") or ():
+        if isinstance(branch, dict) and isinstance(branch.get("$ref"), str):
+            return str(branch["$ref"]).rsplit("/", 1)[-1]
+    return "object"
 
 
 def _names(name: str) -> list[Finding]:

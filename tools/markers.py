@@ -12,6 +12,11 @@ Python stub, and a script or model that passes it anyway gets
     @tool
     def list_invoices(year: int, tenant: Annotated[str, Inject("tenant_id")]): ...
 
+Dependency markers of other frameworks mean the same: ``Annotated[T,
+Depends("key")]`` (AgentDojo's ``Depends``, FastAPI's ``Depends``/``Security``,
+recognised by class name) fills the parameter from context value ``key``, or
+from the parameter's own name when the marker holds no string.
+
 A parameter annotated ``IdempotencyKey`` receives the call's idempotency key
 (made idempotent by the runtime; see ``@tool(idempotent=...)``)::
 
@@ -43,9 +48,12 @@ class Inject:
 
     Attributes:
         key: the context key; ``None`` means the parameter's own name.
+        redact: approval hooks see ``"[redacted]"`` instead of the value
+            (for secrets such as tokens); the tool still receives it.
     """
 
     key: str | None = None
+    redact: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,11 +68,41 @@ IdempotencyKey = Annotated[str, IdempotencyKeyMarker()]
 """A ``str`` parameter that receives the call's idempotency key (hidden from the model)."""
 
 
+_DEPENDS_KEY_ATTRS = ("env_dependency", "dependency", "key", "name")
+
+
 def find_marker(metadata: list[Any]) -> Inject | IdempotencyKeyMarker | None:
-    """The first injection marker in ``Annotated`` metadata, if any."""
+    """The first injection marker in ``Annotated`` metadata, if any.
+
+    Besides :class:`Inject` and :class:`IdempotencyKeyMarker`, a dependency
+    marker of another framework counts as ``Inject``: an instance of a class
+    named ``Depends`` (or a subclass, such as FastAPI's ``Security``), as in
+    ``Annotated[BankAccount, Depends("bank_account")]``.  Its context key is
+    its string argument when it has one, else the parameter's name (a
+    callable dependency is not called: the host supplies the value).
+    """
     for item in metadata:
         if isinstance(item, (Inject, IdempotencyKeyMarker)):
             return item
         if item is Inject:
             return Inject()
+        if _is_depends(item):
+            return Inject(_depends_key(item))
+    return None
+
+
+def _is_depends(item: Any) -> bool:
+    """True for a ``Depends`` marker of any framework (matched by class name)."""
+    kind = item if isinstance(item, type) else type(item)
+    return any(k.__name__ == "Depends" for k in kind.__mro__)
+
+
+def _depends_key(item: Any) -> str | None:
+    """The context key a ``Depends`` marker names, if it names one."""
+    if isinstance(item, type):
+        return None
+    for attr in _DEPENDS_KEY_ATTRS:
+        value = getattr(item, attr, None)
+        if isinstance(value, str) and value:
+            return value
     return None

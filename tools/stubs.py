@@ -16,11 +16,19 @@ A script calls tools as plain functions, so the model reads them as Python::
             date: ISO date, e.g. "2026-08-24".
         \"\"\"
 
-Named record types (TypedDicts and dataclasses) are rendered once, before the
-functions, as ``class X(TypedDict)`` (scripts pass and receive plain dicts);
-Enums are rendered as ``Literal[...]`` of their values (what a script
-passes).  Output is deterministic: tools sorted by name, classes in order of
-first use.
+Named record types (TypedDicts, dataclasses and pydantic models) are rendered
+once, before the functions, as ``class X(TypedDict)`` (scripts pass and
+receive plain dicts); Enums are rendered as ``Literal[...]`` of their values
+(what a script passes).
+
+A stub shows the JSON the script gets, never a host type: a ``datetime``,
+``Decimal``, ``UUID``, ``EmailStr`` or ``HttpUrl`` is rendered as ``str`` with
+what the string looks like (:mod:`toolscript.tools.hosttypes`), as a comment
+on a record field (``sent_at: str  # ISO 8601 date-time``), in the ``Args:``
+section for a parameter and as a comment on the ``def`` line for the result.
+A class with no JSON form is rendered as ``Any``.  Output is deterministic
+and valid Python: tools sorted by name, classes in order of first use, each
+after the classes its fields use.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from . import pydantic_models
 from .constraints import ConstraintError, constraint_keywords, describe_constraints
 from .definition import Tool
 from .docstrings import parse_docstring, split_intro
+from .hosttypes import json_form
 from .schema import (
     MISSING,
     annotated_description,
@@ -74,8 +83,18 @@ class _Renderer:
     def __init__(self) -> None:
         self._names: dict[type, str] = {}
         self._order: list[type] = []
+        self._uses: list[type] | None = None  # records the class being rendered mentions
+        self._notes: list[str] = []
 
     # -- annotations --------------------------------------------------------------
+
+    def typed(self, tp: Any) -> tuple[str, list[str]]:
+        """``tp`` rendered, and the notes on the host types it mentions (``ISO 8601 date``)."""
+        saved, self._notes = self._notes, []
+        try:
+            return self.annotation(tp), self._notes
+        finally:
+            self._notes = saved
 
     def annotation(self, tp: Any) -> str:
         tp, _ = unwrap_annotated(tp)
@@ -111,11 +130,25 @@ class _Renderer:
                 return "Literal[" + ", ".join(repr(m.value) for m in tp) + "]"
             if is_typeddict(tp) or dataclasses.is_dataclass(tp) or pydantic_models.is_model(tp):
                 return self._record(tp)
-            return tp.__name__
+            return self._class(tp)
         text = repr(tp)
         for prefix in ("typing_extensions.", "typing.", "collections.abc."):
             text = text.replace(prefix, "")
         return text
+
+    def _class(self, tp: type) -> str:
+        """A class that is not a record: a JSON type, a host type, or ``Any``."""
+        for base in (bool, str, int, float, list, dict, tuple, set, frozenset):
+            if issubclass(tp, base):
+                return base.__name__
+        if tp is object:
+            return "Any"
+        form = json_form(tp)
+        if form is None:
+            return "Any"
+        if form.note and form.note not in self._notes:
+            self._notes.append(form.note)
+        return form.annotation
 
     def _record(self, tp: type) -> str:
         name = self._names.get(tp)
@@ -128,19 +161,41 @@ class _Renderer:
                 n += 1
             self._names[tp] = name
             self._order.append(tp)
+        if self._uses is not None:
+            self._uses.append(tp)
         return name
 
     # -- record classes -------------------------------------------------------------
 
     def classes(self) -> list[str]:
-        out: list[str] = []
+        """Every record class mentioned so far, each after the classes it uses."""
+        rendered: dict[type, str] = {}
+        uses: dict[type, list[type]] = {}
         i = 0
         while i < len(self._order):  # rendering a class may discover more classes
-            out.append(self._class(self._order[i]))
+            tp = self._order[i]
+            self._uses = []
+            try:
+                rendered[tp] = self._record_class(tp)
+            finally:
+                uses[tp], self._uses = self._uses, None
             i += 1
+        out: list[str] = []
+        placed: set[type] = set()
+
+        def place(tp: type, path: frozenset[type]) -> None:
+            if tp in placed or tp in path:  # a cycle cannot be ordered: first use wins
+                return
+            for used in uses[tp]:
+                place(used, path | {tp})
+            placed.add(tp)
+            out.append(rendered[tp])
+
+        for tp in self._order:
+            place(tp, frozenset())
         return out
 
-    def _class(self, tp: type) -> str:
+    def _record_class(self, tp: type) -> str:
         doc = parse_docstring(class_docstring(tp))
         lines = [f"class {self._names[tp]}(TypedDict):"]
         if doc.description:
@@ -169,12 +224,13 @@ class _Renderer:
             _, metadata = unwrap_annotated(hint)
             description = annotated_description(metadata) or doc.params.get(name) or meta
             description = _param_text(description, _metadata_constraints(metadata))
-            rendered = self.annotation(hint)
+            rendered, notes = self.typed(hint)
             if not is_required:
                 rendered = f"NotRequired[{rendered}]"
             line = f"{_INDENT}{name}: {rendered}"
-            if description:
-                line += f"  # {' '.join(description.split())}"
+            comment = "; ".join([*notes, " ".join(description.split())] if description else notes)
+            if comment:
+                line += f"  # {comment}"
             lines.append(line)
         return "\n".join(lines)
 
@@ -182,22 +238,29 @@ class _Renderer:
 
     def function(self, t: Tool) -> str:
         params: list[str] = []
+        param_notes: dict[str, list[str]] = {}
         star_done = False
         for p in t.params:
             if p.kind == "keyword_only" and not star_done:
                 params.append("*")
                 star_done = True
-            text = f"{p.name}: {self.annotation(p.annotation)}"
+            rendered, param_notes[p.name] = self.typed(p.annotation)
+            text = f"{p.name}: {rendered}"
             if not p.required:
                 text += f" = {_default(p.default)}"
             params.append(text)
         returns = ""
+        returns_comment = ""
         if t.return_annotation is not MISSING:
-            returns = f" -> {self.annotation(t.return_annotation)}"
+            rendered, notes = self.typed(t.return_annotation)
+            returns = f" -> {rendered}"
+            if notes:
+                returns_comment = f"  # {'; '.join(notes)}"
         head = f"def {t.name}({', '.join(params)}){returns}:"
         if len(head) > _MAX_LINE and params:
             inner = "".join(f"{_INDENT}{p},\n" for p in params)
             head = f"def {t.name}(\n{inner}){returns}:"
+        head += returns_comment
 
         intro, sections = split_intro(t.description)
         body: list[str] = intro.splitlines() if intro else []
@@ -210,7 +273,10 @@ class _Renderer:
             if body:
                 body.append("")
             body.extend(notes)
-        documented = [(p, _param_text(p.description, p.schema)) for p in t.params]
+        documented = [
+            (p, _param_text(p.description, p.schema, param_notes.get(p.name, [])))
+            for p in t.params
+        ]
         documented = [(p, text) for p, text in documented if text]
         if documented:
             if body:
@@ -242,12 +308,19 @@ def _docstring(lines: list[str], indent: str) -> list[str]:
     return out
 
 
-def _param_text(description: str, schema: dict[str, Any]) -> str:
-    """A parameter's description plus its constraints, e.g. ``Rows (>= 1, <= 100)``."""
+def _param_text(description: str, schema: dict[str, Any], notes: Iterable[str] = ()) -> str:
+    """A parameter's description plus its constraints, e.g. ``Rows (>= 1, <= 100)``.
+
+    ``notes`` (what a host type's string looks like) come first in the parentheses.
+    """
     text = " ".join(description.split())
+    extras = list(notes)
     constraints = describe_constraints(schema)
     if constraints:
-        text = f"{text} ({constraints})" if text else constraints.capitalize()
+        extras.append(constraints)
+    if extras:
+        joined = "; ".join(extras)
+        text = f"{text} ({joined})" if text else joined[:1].upper() + joined[1:]
     return text
 
 

@@ -50,8 +50,8 @@ def test_schema_keywords_from_each_spelling():
     [
         ({"sku": "ABC-1234", "limit": 0}, "less than the minimum of 1"),
         ({"sku": "ABC-1234", "limit": 101}, "greater than the maximum of 100"),
-        ({"sku": "ABC-1234", "limit": "50"}, "'50' is not of type 'integer'"),  # no coercion
-        ({"sku": "ABC-1234", "limit": 5.0}, "is not of type 'integer'"),
+        ({"sku": "ABC-1234", "limit": "50"}, "got the string '50' — write 50"),  # no coercion
+        ({"sku": "ABC-1234", "limit": 5.0}, "expected an integer, got the float 5.0"),
         ({"sku": "abc-1234"}, "does not match"),
         ({"sku": "ABC-1234", "tags": ["a", "b", "c", "d"]}, "expected at most 3 items"),
         ({"sku": "ABC-1234", "discount": 1}, "greater than or equal to the maximum of 1"),
@@ -78,7 +78,7 @@ def test_end_to_end_in_scripts_and_classic_calls(backend):
         assert run_ok(rt, "find_items('ABC-1234', limit=5)")["limit"] == 5
         bad = rt.run("try:\n    find_items('ABC-1234', limit='5')\nexcept ToolArgumentError as e:"
                      "\n    r = str(e)\nr")
-        assert bad.ok and "argument 'limit': '5' is not of type 'integer'" in bad.value
+        assert bad.ok and "argument 'limit': expected an integer, got the string '5'" in bad.value
         with rt.session() as s:
             record = s.call_tool("find_items", {"sku": "ABC-1234", "limit": 500})
             assert record.error is not None and record.error.type == "invalid_arguments"

@@ -10,6 +10,8 @@ from toolscript.runtime.cli import main
 from toolscript.tools import Finding, lint_tools, load_tools
 from toolscript.tools.schematool import SchemaTool
 
+from toolscript.errors import DependencyParameterWarning
+
 GOOD = '''
 from typing import Annotated, Literal
 from toolscript.tools import Field, tool
@@ -120,3 +122,133 @@ def test_cli_lint(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert "[bool-pair]" in out and "fix: replace them with one enum" in out
     assert main(["tools", "--lint", "--json", str(tmp_path / "bad_cli.py")]) == 1
     assert {f["code"] for f in json.loads(capsys.readouterr().out)} >= {"overlap"}
+
+
+ENVIRONMENT = '''
+from typing import Annotated
+
+from pydantic import BaseModel
+from toolscript.tools import tool
+
+
+class Transaction(BaseModel):
+    id: int
+    recipient: str
+    amount: float
+    subject: str
+
+
+class BankAccount(BaseModel):
+    balance: float
+    iban: str
+    transactions: list[Transaction]
+    scheduled_transactions: list[Transaction]
+
+
+class Address(BaseModel):
+    city: str
+    zip_code: str
+
+
+class Depends:
+    def __init__(self, env_dependency: str) -> None:
+        self.env_dependency = env_dependency
+
+
+@tool
+def get_balance(account: BankAccount) -> float:
+    """The current balance of the account, in euros, after every settled transaction.
+
+    Use get_scheduled for transactions that are not settled yet.
+    """
+    return account.balance
+
+
+@tool
+def schedule(account: BankAccount, recipient: str, amount: float) -> int:
+    """Schedule a transaction of the account for tomorrow and return its id number.
+
+    Args:
+        recipient: IBAN of the recipient, e.g. "GB29NWBK60161331926819".
+        amount: Amount in euros.
+    """
+    account.scheduled_transactions.append(
+        Transaction(id=1, recipient=recipient, amount=amount, subject="")
+    )
+    return 1
+
+
+@tool
+def get_iban(account: Annotated[BankAccount, Depends("bank_account")]) -> str:
+    """The IBAN of the account the session acts for, to give to someone who pays it."""
+    return account.iban
+
+
+@tool
+def deliver(to: Address) -> str:
+    """Deliver the card to an address and return the tracking number of the letter.
+
+    Args:
+        to: the delivery address.
+    """
+    return "T1"
+'''
+
+
+def test_environment_parameters_are_reported_with_the_injection_fix(tmp_path: Path):
+    with pytest.warns(DependencyParameterWarning) as registration:
+        tools = load_tools(_write(tmp_path, "bank_tools", ENVIRONMENT))
+    assert sorted(str(w.message).split(":")[0] for w in registration) == [
+        "tool 'get_balance'", "tool 'schedule'",
+    ]
+    findings = [f for f in lint_tools(tools) if f.code == "param-dependency"]
+    assert sorted((f.tool, f.param) for f in findings) == [
+        ("get_balance", "account"), ("schedule", "account"),
+    ]
+    by_tool = {f.tool: f for f in findings}
+    schedule = by_tool["schedule"]
+    assert schedule.severity == "warning"
+    assert "looks like an object the host holds" in schedule.message
+    assert "transactions: list of Transaction, scheduled_transactions" in schedule.message
+    assert "account.scheduled_transactions.append(...)" in schedule.message
+    assert "other tools take the same records too (get_balance)" in schedule.message
+    assert schedule.fix.startswith("if the host holds it, inject it: Tool(schedule, "
+                                   "inject={'account': 'account'}) or annotate it "
+                                   "`account: Injected[BankAccount]`")
+
+
+def test_schema_only_tools_get_the_structural_finding():
+    record = {"type": "object", "title": "Row",
+              "properties": {"id": {"type": "integer"}, "text": {"type": "string"}}}
+    store = SchemaTool(
+        lambda **kw: None, name="count_rows",
+        description="Count the rows of a table that match a query, with deleted rows excluded.",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "table": {"$ref": "#/$defs/Table", "description": "The table."},
+                "query": {"type": "string", "description": "Text to match, e.g. 'late'."},
+            },
+            "$defs": {"Table": {
+                "type": "object", "title": "Table",
+                "properties": {"rows": {"type": "array", "items": record},
+                               "deleted": {"type": "array", "items": record}},
+            }},
+        },
+    )
+    findings = [f for f in lint_tools([store]) if f.code == "param-dependency"]
+    assert [(f.param, f.message.split(": ", 1)[1]) for f in findings] == [
+        ("table", "it holds collections of other records (rows: list of Row, deleted: list of "
+                  "Row)"),
+    ]
+    assert "Injected[Table]" in findings[0].fix
+
+
+def test_cli_lint_reports_environment_parameters(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]):
+    with pytest.warns(DependencyParameterWarning):
+        assert main(["tools", "--lint", _write(tmp_path, "bank_cli", ENVIRONMENT)]) == 1
+    out = capsys.readouterr().out
+    assert "get_balance.account: [param-dependency]" in out
+    assert "fix: if the host holds it, inject it" in out
+    assert "get_iban.account" not in out and "deliver.to" not in out

@@ -91,7 +91,8 @@ def test_examples_are_validated_at_registration():
     def lookup(store_id: str, limit: int = 5) -> int:
         return limit
 
-    with pytest.raises(ToolDefinitionError, match=r"examples\[1\].*'limit': '5' is not of type"):
+    with pytest.raises(ToolDefinitionError,
+                       match=r"examples\[1\].*'limit': expected an integer, got the string '5'"):
         tool(examples=[{"store_id": "a"}, {"store_id": "b", "limit": "5"}])(lookup)
     with pytest.raises(ToolDefinitionError, match="missing required argument 'store_id'"):
         tool(examples=[{}])(lookup)

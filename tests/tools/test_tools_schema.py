@@ -3,7 +3,12 @@
 
 import collections.abc as cabc
 import dataclasses
+import datetime as _dt
+import decimal
 import enum
+import ipaddress
+import pathlib
+import uuid
 from dataclasses import dataclass, field
 from typing import (
     Annotated,
@@ -21,7 +26,8 @@ from typing import (
 
 import jsonschema
 import pytest
-from toolscript.tools import schema_for_type
+from toolscript.tools import Tool, schema_for_type
+from toolscript.tools.markers import Inject, find_marker
 
 from toolscript.errors import SchemaError, ToolDefinitionError
 
@@ -291,3 +297,78 @@ def test_dataclass_generated_docstring_is_not_a_description():
     body = schema_for_type(NoDoc)["$defs"]["NoDoc"]
     assert "description" not in body
     assert dataclasses.is_dataclass(NoDoc)
+
+
+# -- host types and host-held objects as parameters -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tp", "fragment"),
+    [
+        (_dt.datetime, "datetime is a string (ISO 8601 date-time); take `str` and convert it "
+                       "in the tool (e.g. datetime.fromisoformat(value))"),
+        (_dt.date, "(ISO 8601 date); take `str` and convert it in the tool (e.g. "
+                   "date.fromisoformat(value))"),
+        (decimal.Decimal, "Decimal is a string (decimal number as text, e.g. '12.50'); take "
+                          "`str` and convert it in the tool (e.g. Decimal(value))"),
+        (uuid.UUID, "UUID is a string (UUID)"),
+        (pathlib.Path, "Path is a string (file path)"),
+        (ipaddress.IPv4Address, "IPv4Address is a string (IPv4 address)"),
+        (Optional[_dt.time], "time is a string (ISO 8601 time)"),
+    ],
+)
+def test_host_type_parameters_are_refused_with_their_json_form(tp, fragment):
+    with pytest.raises(SchemaError) as info:
+        schema_for_type(tp)
+    assert fragment in str(info.value)
+
+
+class Mailbox:
+    """A service object: state and methods, no JSON form."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+
+def test_a_service_object_parameter_is_refused_with_the_injection_fix():
+    def count(mailbox: Mailbox) -> int:
+        return len(mailbox.messages)
+
+    with pytest.raises(SchemaError, match=r"parameter 'mailbox'.*inject it instead: annotate it "
+                                          r"`Injected\[\.\.\.\]` or register the tool with "
+                                          r"inject=\[\.\.\.\]"):
+        Tool(count)
+    assert "mailbox" not in Tool(count, inject=["mailbox"]).parameters_schema["properties"]
+
+
+class Depends:
+    """A framework's dependency marker (matched by its class name)."""
+
+    def __init__(self, env_dependency: str) -> None:
+        self.env_dependency = env_dependency
+
+
+class CallableDepends:
+    """A marker holding a callable, as FastAPI's ``Depends(get_db)``."""
+
+    def __init__(self, dependency: Any) -> None:
+        self.dependency = dependency
+
+
+CallableDepends.__name__ = "Depends"
+
+
+def test_dependency_markers_are_injection():
+    assert find_marker(["a description", Depends("mailbox")]) == Inject("mailbox")
+    assert find_marker([CallableDepends(lambda: None)]) == Inject(None)
+    assert find_marker([Depends]) == Inject(None)
+    assert find_marker(["text", 3]) is None
+
+    def count(mailbox: Annotated[Mailbox, Depends("inbox")], folder: str = "in") -> int:
+        return len(mailbox.messages)
+
+    t = Tool(count)
+    assert t.parameters_schema["properties"] == {"folder": {"type": "string", "default": "in"}}
+    assert [(p.name, p.key, p.check) for p in t.host_needs.injected] == [
+        ("mailbox", "inbox", Mailbox)
+    ]

@@ -1,9 +1,14 @@
 """Tools rendered as Python stubs for the model's prompt (golden output)."""
 
+import datetime as _dt
+import decimal
 import enum
+import ipaddress
+import uuid
 from dataclasses import dataclass, field
 from typing import Annotated, Literal, NotRequired, TypedDict
 
+import pydantic
 from toolscript.tools import ToolRegistry, render_stub, render_stubs, tool
 
 
@@ -134,3 +139,109 @@ def test_single_stub_and_triple_quotes_escaped():
     namespace: dict = {}
     exec(compile(source, "<stub>", "exec"), namespace)
     assert '"""' in namespace["quote"].__doc__
+
+
+# -- host types: the stub shows the JSON the script receives ------------------------------
+
+
+class Slot(TypedDict):
+    """A free slot in a calendar."""
+
+    day: _dt.date
+    starts: _dt.time
+    length: _dt.timedelta
+    by_room: dict[str, _dt.datetime]
+    prices: list[decimal.Decimal] | None
+    window: tuple[_dt.date, _dt.date]
+
+
+@dataclass
+class Booking:
+    id: uuid.UUID
+    slot: Slot
+    host: ipaddress.IPv6Address | None = None
+
+
+class Account(pydantic.BaseModel):
+    created: pydantic.AwareDatetime
+    password: pydantic.SecretStr
+    owner: pydantic.NameEmail
+    last_ip: pydantic.IPvAnyAddress
+    homepage: pydantic.AnyUrl | None = None
+    level: Channel = Channel.EMAIL
+
+
+class Opaque:
+    """A class with no JSON form."""
+
+
+class Code(str):
+    """A str subclass: JSON sends it as a string."""
+
+
+HOST_GOLDEN = '''class Account(TypedDict):
+    created: str  # ISO 8601 date-time
+    password: str  # secret, always sent as '**********'
+    owner: str  # name and email, e.g. 'Jane Doe <jane@example.com>'
+    last_ip: str  # IP address
+    homepage: NotRequired[str | None]  # URL
+    level: NotRequired[Literal['email', 'sms']]
+
+class Slot(TypedDict):
+    """A free slot in a calendar."""
+    day: str  # ISO 8601 date
+    starts: str  # ISO 8601 time
+    length: str  # ISO 8601 duration, e.g. 'PT1H30M'
+    by_room: dict[str, str]  # ISO 8601 date-time
+    prices: list[str] | None  # decimal number as text, e.g. '12.50'
+    window: tuple[str, str]  # ISO 8601 date
+
+class Booking(TypedDict):
+    id: str  # UUID
+    slot: Slot
+    host: NotRequired[str | None]  # IPv6 address
+
+def book(day: str, account: Account) -> Booking:
+    """Book the first free slot of a day."""
+'''
+
+
+def test_host_types_render_as_the_json_strings_a_script_receives():
+    @tool
+    def book(day: str, account: Account) -> Booking:
+        """Book the first free slot of a day."""
+        raise NotImplementedError
+
+    stub = render_stub(book)
+    assert stub == HOST_GOLDEN
+    # Valid Python with only typing names: no host type, and each class after those it uses.
+    exec("from typing import Literal, NotRequired, TypedDict\n" + stub, {})
+
+
+def test_unknown_classes_render_as_any_and_builtin_subclasses_as_their_base():
+    @tool
+    def lookup(code: str) -> Opaque:
+        """Look up."""
+        raise NotImplementedError
+
+    @tool
+    def normalise(code: str) -> Code:
+        """Normalise."""
+        return Code(code)
+
+    assert render_stub(lookup).startswith("def lookup(code: str) -> Any:\n")
+    assert render_stub(normalise).startswith("def normalise(code: str) -> str:\n")
+
+
+def test_result_notes_go_on_the_def_line_even_when_it_wraps():
+    @tool
+    def window_of_the_reservation_for_a_long_named_guest(
+        reservation_identifier: str, include_cancelled_reservations: bool = False,
+        time_zone_name: str = "UTC",
+    ) -> tuple[_dt.datetime, _dt.datetime] | None:
+        """When the reservation starts and ends."""
+        return None
+
+    stub = render_stub(window_of_the_reservation_for_a_long_named_guest)
+    assert ") -> tuple[str, str] | None:  # ISO 8601 date-time\n" in stub
+    exec(stub, {})

@@ -51,22 +51,25 @@ def error_of(t, args) -> ArgumentError:
 def test_message_like_the_spec():
     err = error_of(get_daily_revenue, {"date": 5})
     assert err.message == (
-        "get_daily_revenue(): argument 'date': 5 is not of type 'string'; "
-        "missing required argument 'store_id'"
+        "get_daily_revenue(): argument 'date': expected a string, got the integer 5 "
+        "— write '5'; missing required argument 'store_id' (a string)"
     )
     assert str(err) == err.message
     assert err.tool == "get_daily_revenue"
     assert err.problems == [
-        Problem("date", "5 is not of type 'string'"),
-        Problem("store_id", "missing required argument 'store_id'", "missing"),
+        Problem("date", "expected a string, got the integer 5 — write '5'"),
+        Problem("store_id", "missing required argument 'store_id' (a string)", "missing"),
     ]
 
 
 def test_unexpected_argument_suggests_close_name_or_lists_valid():
     err = error_of(get_daily_revenue, {"store_id": "a", "date": "d", "dat": "x"})
-    assert err.message == "get_daily_revenue(): unexpected argument 'dat' (did you mean 'date'?)"
+    assert err.message == (
+        "get_daily_revenue(): unexpected argument 'dat': did you mean 'date'? "
+        "(accepted arguments: date, store_id)"
+    )
     err = error_of(get_daily_revenue, {"store_id": "a", "date": "d", "zzz": 1})
-    assert "unexpected argument 'zzz' (valid arguments: date, store_id)" in err.message
+    assert "unexpected argument 'zzz' (accepted arguments: date, store_id)" in err.message
     assert err.problems[0].kind == "unexpected"
 
 
@@ -83,21 +86,23 @@ def test_nested_path_enum_and_missing_field():
         },
     )
     paths = {p.path: p for p in err.problems}
-    assert paths["items[1].qty"].reason == "'2' is not of type 'integer'"
-    assert paths["items[1].unit"].reason == "'crate' is not one of ['piece', 'box']"
+    assert paths["items[1].qty"].reason == "expected an integer, got the string '2' — write 2"
+    assert paths["items[1].unit"].reason == "expected one of 'piece', 'box', got 'crate'"
     assert paths["items[2].sku"].kind == "missing"
-    assert "missing required field 'items[2].sku'" in err.message
-    assert "argument 'items[1].qty': '2' is not of type 'integer'" in err.message
+    assert "missing required field 'items[2].sku' (a string)" in err.message
+    assert "argument 'items[1].qty': expected an integer, got the string '2'" in err.message
 
 
 def test_literal_enum_violation():
     err = error_of(order, {"items": [], "price": 1, "mode": "medium"})
-    assert err.message == "order(): argument 'mode': 'medium' is not one of ['fast', 'slow']"
+    assert err.message == "order(): argument 'mode': expected one of 'fast', 'slow', got 'medium'"
 
 
 def test_optional_type_violation_lists_both_types():
     err = error_of(order, {"items": [], "price": 1, "note": 5})
-    assert err.message == "order(): argument 'note': 5 is not of type 'string' or 'null'"
+    assert err.message == (
+        "order(): argument 'note': expected a string or None, got the integer 5 — write '5'"
+    )
 
 
 def test_tuple_length_and_set_uniqueness():
@@ -111,12 +116,14 @@ def test_tuple_length_and_set_uniqueness():
 
 def test_no_coercion_string_is_not_integer():
     err = error_of(order, {"items": [], "price": 1, "count": "50"})
-    assert err.message == "order(): argument 'count': '50' is not of type 'integer'"
+    assert err.message == (
+        "order(): argument 'count': expected an integer, got the string '50' — write 50"
+    )
 
 
 def test_float_is_not_integer_even_when_whole():
     err = error_of(order, {"items": [], "price": 1, "count": 50.0})
-    assert "argument 'count': 50.0 is not of type 'integer'" in err.message
+    assert "argument 'count': expected an integer, got the float 50.0 — write 50" in err.message
 
 
 def test_int_accepted_for_number():
@@ -126,13 +133,13 @@ def test_int_accepted_for_number():
 
 def test_bool_refused_for_int_and_number():
     err = error_of(order, {"items": [], "price": True, "count": False})
-    assert "argument 'price': True is not of type 'number'" in err.message
-    assert "argument 'count': False is not of type 'integer'" in err.message
+    assert "argument 'price': expected a number, got the boolean True" in err.message
+    assert "argument 'count': expected an integer, got the boolean False" in err.message
 
 
 def test_string_number_refused_for_number():
     err = error_of(order, {"items": [], "price": "9.5"})
-    assert "argument 'price': '9.5' is not of type 'number'" in err.message
+    assert "argument 'price': expected a number, got the string '9.5' — write 9.5" in err.message
 
 
 def test_arguments_not_an_object():
@@ -146,13 +153,16 @@ def test_anyof_reports_the_branch_that_matched_the_shape():
         pass
 
     err = error_of(f, {"item": {"sku": "a"}})
-    assert err.message == "f(): missing required field 'item.qty'"
+    assert err.message == "f(): missing required field 'item.qty' (an integer)"
     err = error_of(f, {"item": 5})
     assert err.message == "f(): argument 'item': 5 does not match any of: Item, 'null'"
 
 
 def test_long_values_are_truncated_in_messages():
     err = error_of(get_daily_revenue, {"store_id": "a", "date": ["x" * 50] * 100})
+    assert len(err.message) < 200
+    assert "got a list of 100 items" in err.message
+    err = error_of(get_daily_revenue, {"store_id": "a", "date": 10**100})
     assert len(err.message) < 200
     assert "..." in err.message
 
