@@ -1,7 +1,11 @@
 """``toolscript agent "TASK"``: let a model solve a task with the tools.
 
 Prints the answer on standard output and a short trace of the turns and tool
-calls on standard error (``--json`` prints everything as JSON instead).
+calls on standard error (``--json`` prints everything as JSON instead). The
+profile's ``model`` section gives the defaults of ``--provider``, ``--model``,
+``--base-url``, ``--mode`` and ``--max-turns`` (and the API key, from the
+variable its ``api_key_env`` names, its timeout, temperature and token cap);
+the options given on the command line win.
 The core CLI (:mod:`.cli`) registers this command through
 :func:`add_agent_command`.
 """
@@ -17,7 +21,7 @@ from .agent import MODES, Agent, AgentResult
 from .agent.format import to_json
 from .providers import PROVIDER_NAMES
 
-__all__ = ["add_agent_command", "cmd_agent", "print_trace"]
+__all__ = ["add_agent_command", "agent_options", "cmd_agent", "print_trace"]
 
 
 def add_agent_command(subparsers: Any) -> None:
@@ -34,13 +38,18 @@ def add_agent_command(subparsers: Any) -> None:
     )
     parser.add_argument("task", help="the task, in words")
     add_common_runtime_options(parser)
-    parser.add_argument("--provider", default="openai", choices=PROVIDER_NAMES,
-                        help="API dialect or endpoint profile (default: openai)")
-    parser.add_argument("--model", required=True, help="model name")
-    parser.add_argument("--base-url", default=None, help="endpoint URL (default: the provider's)")
-    parser.add_argument("--mode", default="programmatic", choices=MODES,
-                        help="programmatic (run_script), classic (one tool per call) or mixed")
-    parser.add_argument("--max-turns", type=int, default=20, help="model requests per run")
+    parser.add_argument("--provider", default=None, choices=PROVIDER_NAMES,
+                        help="API dialect or endpoint profile (default: the profile's model "
+                        "section, else openai)")
+    parser.add_argument("--model", default=None,
+                        help="model name (default: the profile's model section)")
+    parser.add_argument("--base-url", default=None, help="endpoint URL (default: the profile's, "
+                        "else the provider's)")
+    parser.add_argument("--mode", default=None, choices=MODES,
+                        help="programmatic (run_script), classic (one tool per call) or mixed "
+                        "(default: the profile's, else programmatic)")
+    parser.add_argument("--max-turns", type=int, default=None,
+                        help="model requests per run (default: the profile's, else 20)")
     parser.add_argument("--token-budget", type=int, default=None,
                         help="input+output tokens after which the model must answer")
     parser.add_argument("--strict", action="store_true", help="strict-mode tool schemas")
@@ -49,21 +58,37 @@ def add_agent_command(subparsers: Any) -> None:
     parser.set_defaults(handler=cmd_agent)
 
 
+def agent_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``Agent`` keyword arguments: the profile's model section, the options over it.
+
+    Raises:
+        ConfigurationError: no model is named, or the profile's ``api_key_env``
+            names a variable that is not set.
+    """
+    from toolscript.errors import ConfigurationError
+
+    profile = getattr(args, "profile_settings", None)
+    model = profile.model if profile is not None else None
+    options: dict[str, Any] = model.agent_options() if model is not None else {}
+    options.setdefault("provider", "openai")
+    options.setdefault("mode", "programmatic")
+    options.setdefault("max_turns", 20)
+    given = {"provider": args.provider, "model": args.model, "base_url": args.base_url,
+             "mode": args.mode, "max_turns": args.max_turns}
+    options.update({name: value for name, value in given.items() if value is not None})
+    if not options.get("model"):
+        raise ConfigurationError("name the model with --model, or in the profile's model "
+                                 "section (model = \"...\")")
+    return options
+
+
 def cmd_agent(args: argparse.Namespace) -> int:
     """Handle ``toolscript agent``."""
     from .cli import build_runtime
 
+    options = agent_options(args)
     with build_runtime(args) as runtime:
-        agent = Agent(
-            runtime,
-            provider=args.provider,
-            model=args.model,
-            base_url=args.base_url,
-            mode=args.mode,
-            max_turns=args.max_turns,
-            token_budget=args.token_budget,
-            strict=args.strict,
-        )
+        agent = Agent(runtime, token_budget=args.token_budget, strict=args.strict, **options)
         result = agent.run(args.task)
     if args.json:
         sys.stdout.write(json.dumps(result_to_dict(result), ensure_ascii=False, indent=2) + "\n")

@@ -7,6 +7,13 @@
 
 Exit status: 0 when every item succeeded, 1 when some failed, 2 on a usage or
 configuration error, 130 when interrupted (run again with ``--resume``).
+
+The Runtime is built like every command's (:func:`~toolscript.runtime.cli.build_runtime`):
+the whole profile in force, with the options over it. With ``--cluster`` the
+workers rebuild it from a :class:`~toolscript.runtime.batch.RuntimeSpec`, which
+carries tools, backend, approval and limits only: a profile (or option) that
+also sets an audit log, context, modules, backend options, an idempotency
+store or required isolation is refused there rather than silently dropped.
 """
 
 from __future__ import annotations
@@ -94,13 +101,37 @@ def add_batch_command(subparsers: Any) -> None:
     parser.set_defaults(handler=cmd_batch)
 
 
+_NOT_CARRIED = ("audit", "context", "context_env", "modules", "backend_options", "idempotency",
+                "require_isolation")
+
+
 def runtime_spec_from_args(args: argparse.Namespace) -> RuntimeSpec:
-    """A :class:`RuntimeSpec` from the common runtime options (tool files made absolute)."""
-    tools = []
+    """A :class:`RuntimeSpec` for cluster workers: the profile's tools, backend, approval
+    and limits with the options over them (tool files made absolute).
+
+    Raises:
+        ConfigurationError: the profile or the options set something a spec
+            cannot carry to the workers (audit, context, modules, ...).
+    """
+    from toolscript.errors import ConfigurationError
+
+    profile = getattr(args, "profile_settings", None)
+    tools = list(profile.tool_specs()) if profile is not None else []
+    limits: dict[str, Any] = dict(profile.limits) if profile is not None else {}
+    dropped = [key for key in _NOT_CARRIED if profile is not None
+               and _is_set(key, getattr(profile, key, None))]
+    if getattr(args, "audit", None):
+        dropped.append("--audit")
+    if dropped:
+        raise ConfigurationError(
+            f"--cluster workers are built from tools, backend, approval and limits only; "
+            f"the profile{' or options' if '--audit' in dropped else ''} also set "
+            f"{', '.join(dropped)}, which would be dropped: run without --cluster, or use a "
+            "profile without them"
+        )
     for spec in args.tools:
         path = Path(spec)
         tools.append(str(path.resolve()) if spec.endswith(".py") or path.is_file() else spec)
-    limits: dict[str, Any] = {}
     if args.timeout is not None:
         limits["wall_time_s"] = args.timeout
     if args.memory_mb is not None:
@@ -111,6 +142,11 @@ def runtime_spec_from_args(args: argparse.Namespace) -> RuntimeSpec:
         approve=args.approve,
         limits=tuple(sorted(limits.items())),
     )
+
+
+def _is_set(key: str, value: Any) -> bool:
+    # an empty modules list is a setting (no modules); an empty table is not
+    return value is not None and (key == "modules" or bool(value))
 
 
 class _Terminate(KeyboardInterrupt):
@@ -125,10 +161,15 @@ def cmd_batch(args: argparse.Namespace) -> int:
     """``toolscript batch``."""
     from toolscript.errors import ConfigurationError
 
+    from .cli import build_runtime
+
     script = Path(args.script).read_text("utf-8")
     if args.resume and not args.out:
         raise ConfigurationError("--resume needs --out (the results file to continue)")
-    spec = runtime_spec_from_args(args)
+    if args.approve == "ask":
+        raise ConfigurationError("batch jobs cannot ask at the terminal for each call: use "
+                                 "--approve allow, deny or default")
+    spec = runtime_spec_from_args(args) if args.cluster else None
     items, total = read_jsonl_items(args.inputs)
     options = ItemOptions(
         item_var=args.item_var, include_item=not args.no_items, full_tool_calls=args.full_tool_calls
@@ -143,11 +184,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
                 raise ConfigurationError("--cluster needs Dask: pip install 'toolscript[dask]'")
             from .distributed import DaskExecutor
 
+            assert spec is not None
             executor: Any = DaskExecutor(
                 args.cluster, spec, script, options, concurrency=args.concurrency
             )
         else:
-            runtime = spec.build()
+            runtime = build_runtime(args)
             executor = None
         report = run_batch(
             runtime,

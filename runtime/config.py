@@ -23,7 +23,8 @@
     extends = "dev"
     backend = "docker"
     approve = "deny"
-    audit = "/var/log/toolscript/audit.jsonl"
+    audit = "/var/log/toolscript/audit.jsonl"   # keyed with $TOOLSCRIPT_AUDIT_KEY when set
+    require_isolation = ["all"]          # fail closed unless every OS wall holds
     [profiles.prod.context_env]          # injected tool parameters, from the environment
     tenant_id = "TENANT_ID"
 
@@ -33,7 +34,10 @@ the file, with the ``*_env`` spelling to use instead. Unknown keys and bad
 values raise :class:`~toolscript.errors.ConfigurationError` naming the key
 (``profiles.prod.backend``) and the allowed values. The profile comes from
 the argument, else ``TOOLSCRIPT_PROFILE``, else ``default_profile``, else
-the only profile.
+the only profile. Every command line that builds a Runtime (``run``,
+``batch``, ``agent``, ``mcp serve``) applies the whole profile so chosen,
+even without ``--profile`` (:func:`select_profile`); ``TOOLSCRIPT_PROFILE``
+set with no configuration file found is an error, never a silent default.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ __all__ = [
     "find_config",
     "load_config",
     "runtime_from_config",
+    "select_profile",
 ]
 
 CONFIG_FILE = "toolscript.toml"
@@ -71,7 +76,7 @@ _SECRET = re.compile(r"(^|_)(api_?key|key|token|secret|password|passwd|credentia
 _TOP_KEYS = ("default_profile", "profiles")
 _PROFILE_KEYS = (
     "extends", "backend", "approve", "tools", "modules", "limits", "backend_options",
-    "audit", "model", "context", "context_env", "idempotency",
+    "audit", "model", "context", "context_env", "idempotency", "require_isolation",
 )
 _MODEL_KEYS = ("provider", "model", "base_url", "api_key_env", "mode", "max_turns",
                "timeout_s", "temperature", "max_tokens")
@@ -123,10 +128,15 @@ class ModelSettings:
 
 @dataclass(frozen=True)
 class Profile:
-    """One named profile, with ``extends`` already resolved."""
+    """One named profile, with ``extends`` already resolved.
+
+    ``chosen_by`` says how it was chosen: ``"--profile"`` (the argument),
+    ``"TOOLSCRIPT_PROFILE"``, ``"default_profile"`` or ``"the only profile"``.
+    """
 
     name: str
     source: Path | None = None
+    chosen_by: str = ""
     backend: str = "subprocess"
     approve: str = "default"
     tools: tuple[str, ...] = ()
@@ -138,6 +148,7 @@ class Profile:
     context: Mapping[str, Any] = field(default_factory=dict)
     context_env: Mapping[str, str] = field(default_factory=dict)
     idempotency: str | None = None
+    require_isolation: tuple[str, ...] = ()
 
     def make_limits(self) -> Limits:
         """The profile's :class:`Limits`."""
@@ -160,19 +171,33 @@ class Profile:
             out[key] = value
         return out
 
-    def runtime_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`~toolscript.Runtime` (tools loaded from ``tools``)."""
+    @property
+    def base(self) -> Path:
+        """The folder relative paths of the profile are resolved against (its file's)."""
+        return self.source.parent if self.source is not None else Path.cwd()
+
+    def tool_specs(self) -> tuple[str, ...]:
+        """``tools`` with file paths made absolute (modules stay as they are)."""
+        return tuple(str(self.base / spec) if spec.endswith(".py") else spec
+                     for spec in self.tools)
+
+    def audit_path(self) -> Path | None:
+        """The audit log file (absolute), or None."""
+        return None if self.audit is None else self.base / self.audit
+
+    def runtime_kwargs(self, *, audit: bool = True) -> dict[str, Any]:
+        """Keyword arguments for :class:`~toolscript.Runtime` (tools loaded from ``tools``;
+        ``audit=False`` leaves the audit log out, for a caller that replaces it)."""
         from toolscript.tools import load_tools
 
         from .approval import named_policy
 
         tools: list[Any] = []
-        base = self.source.parent if self.source is not None else Path.cwd()
-        for spec in self.tools:
-            path = base / spec
-            tools.extend(load_tools(str(path) if spec.endswith(".py") else spec))
+        for spec in self.tool_specs():
+            tools.extend(load_tools(spec))
+        base = self.base
         if self.approve == "ask":
-            from .cli import TerminalApproval
+            from .approval_prompt import TerminalApproval
 
             approve: Any = TerminalApproval()
         else:
@@ -187,10 +212,13 @@ class Profile:
         }
         if self.modules is not None:
             kwargs["modules"] = list(self.modules)
-        if self.audit is not None:
-            kwargs["audit"] = _audit_sink(base / self.audit)
+        audit_path = self.audit_path()
+        if audit and audit_path is not None:
+            kwargs["audit"] = _audit_sink(audit_path)
         if self.idempotency is not None:
             kwargs["idempotency_store"] = _idempotency_store(self.idempotency, base)
+        if self.require_isolation:
+            kwargs["require_isolation"] = list(self.require_isolation)
         return kwargs
 
 
@@ -208,16 +236,27 @@ class Config:
         Raises:
             ConfigurationError: unknown profile, or a bad key or value in it.
         """
-        chosen = name or os.environ.get(PROFILE_ENV) or self.default_profile
-        if chosen is None:
-            if len(self.profiles) == 1:
-                chosen = next(iter(self.profiles))
-            else:
-                raise ConfigurationError(
-                    f"choose a profile with --profile or {PROFILE_ENV}, or set default_profile; "
-                    f"profiles: {', '.join(self.profiles) or '(none)'}"
-                )
-        return _build_profile(self, chosen)
+        chosen, how = self.choose(name)
+        return _build_profile(self, chosen, how)
+
+    def choose(self, name: str | None = None) -> tuple[str, str]:
+        """The name of the profile to use and how it was chosen (see :class:`Profile`).
+
+        Raises:
+            ConfigurationError: nothing chooses one among several profiles.
+        """
+        if name:
+            return name, "--profile"
+        if os.environ.get(PROFILE_ENV):
+            return os.environ[PROFILE_ENV], PROFILE_ENV
+        if self.default_profile is not None:
+            return self.default_profile, "default_profile"
+        if len(self.profiles) == 1:
+            return next(iter(self.profiles)), "the only profile"
+        raise ConfigurationError(
+            f"choose a profile with --profile or {PROFILE_ENV}, or set default_profile; "
+            f"profiles: {', '.join(self.profiles) or '(none)'}"
+        )
 
 
 def find_config(start: str | Path | None = None) -> Path | None:
@@ -276,6 +315,34 @@ def load_config(path: str | Path | None = None) -> Config:
         )
     _refuse_secrets(data, prefix.rstrip("."), source)
     return Config(source.resolve(), profiles, default)
+
+
+def select_profile(name: str | None = None,
+                   path: str | Path | None = None) -> Profile | None:
+    """The profile a command line runs with, or None when there is none to apply.
+
+    With ``name`` or ``path``, or with ``TOOLSCRIPT_PROFILE`` set, a
+    configuration must exist and the profile is chosen as
+    :meth:`Config.profile` does. Otherwise the configuration found from the
+    working directory (if any) applies its ``default_profile`` or its only
+    profile.
+
+    Raises:
+        ConfigurationError: a profile was asked for (by name or by
+            ``TOOLSCRIPT_PROFILE``) but no configuration file exists; or the
+            profile is unknown or invalid; or nothing chooses one.
+    """
+    if path is None and find_config() is None:
+        wanted = name or os.environ.get(PROFILE_ENV)
+        if wanted:
+            how = "--profile" if name else PROFILE_ENV
+            raise ConfigurationError(
+                f"{how} asks for the profile {wanted!r}, but no configuration file was found: "
+                f"create {CONFIG_FILE} (or [tool.toolscript] in pyproject.toml) in this "
+                "directory or a parent, or pass --config FILE"
+            )
+        return None
+    return load_config(path).profile(name)
 
 
 def runtime_from_config(
@@ -363,10 +430,10 @@ def _merged(config: Config, name: str, seen: tuple[str, ...] = ()) -> dict[str, 
     return base
 
 
-def _build_profile(config: Config, name: str) -> Profile:
+def _build_profile(config: Config, name: str, chosen_by: str = "") -> Profile:
     raw = _merged(config, name)
     where = f"profiles.{name}"
-    kwargs: dict[str, Any] = {"name": name, "source": config.source}
+    kwargs: dict[str, Any] = {"name": name, "source": config.source, "chosen_by": chosen_by}
     if "backend" in raw:
         kwargs["backend"] = _choice(raw["backend"], BACKENDS, f"{where}.backend")
     if "approve" in raw:
@@ -416,6 +483,14 @@ def _build_profile(config: Config, name: str) -> Profile:
                 "\"sqlite:PATH\""
             )
         kwargs["idempotency"] = value
+    if "require_isolation" in raw:
+        from .isolation import required_walls
+
+        names = _strings(raw["require_isolation"], f"{where}.require_isolation")
+        try:
+            kwargs["require_isolation"] = required_walls(names)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{where}.{exc}") from None
     return Profile(**kwargs)
 
 
