@@ -10,26 +10,31 @@ sandbox as an object.
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
+import hashlib
 import itertools
 import json
-import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from toolscript.sandbox.codec import NotJSONData, to_json_data
 from toolscript.tools import ArgumentError, Tool, ToolRegistry, to_jsonable
+from toolscript.tools.binding import ordered_copy
+from toolscript.tools.validation import ValidationBounds, ValidationTimeout
 
 from toolscript.errors import ApprovalRequired, ToolscriptError
 
 from .approval import ApprovalHook, ToolCallRequest, decide
+from .fanout import Fanout, FanoutJob
 from .hostcalls import BoundCall, HostCalls
 from .limits import Limits
+from .messages import clean_message, safe_str
 from .results import RunError, ToolCallRecord
-from .workers import CallTimedOut, HandoffWorkers
+from .retention import RetentionBudget, summarize_args
+from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded
 
 
 class ToolTimedOut(Exception):
@@ -49,26 +54,53 @@ class HostAbort(Exception):
 
 
 _NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+_DEFAULT_LIMITS = Limits()
 
 
 class RunContext:
     """Per-run bookkeeping shared by all calls of one run.
 
-    ``context`` holds the host's values for injected tool parameters.
+    ``limits`` bound the host's work for the run: ``deadline`` (a
+    ``time.monotonic()`` value; no call starts after it and none waits past
+    it), validation bounds, the bytes its records keep, its abandoned calls.
+    ``context`` holds the host's values for injected tool parameters;
+    ``script`` the text of the script (``None`` for direct calls), whose hash
+    approval hooks see; ``agent_run_id`` the ``Agent.run()`` the run belongs to.
     """
 
-    __slots__ = ("_attempts", "abort", "context", "max_tool_calls", "records", "run_id",
-                 "session_id")
+    __slots__ = ("_attempts", "_script_sha256", "abandoned", "abort", "agent_run_id",
+                 "bounds", "context", "deadline", "max_tool_calls", "records", "retention",
+                 "run_id", "script", "session_id")
 
     def __init__(self, run_id: str, session_id: str, max_tool_calls: int,
-                 context: Mapping[str, Any] | None = None) -> None:
+                 context: Mapping[str, Any] | None = None, *, script: str | None = None,
+                 agent_run_id: str | None = None, limits: Limits | None = None,
+                 deadline: float | None = None) -> None:
         self.run_id = run_id
         self.session_id = session_id
         self.max_tool_calls = max_tool_calls
         self.context = _NO_CONTEXT if context is None else context
+        self.script = script
+        self.agent_run_id = agent_run_id
+        self._script_sha256: str | None = None
         self.records: list[ToolCallRecord] = []
         self.abort: BaseException | None = None
         self._attempts = itertools.count(1)
+        limits = limits if limits is not None else _DEFAULT_LIMITS
+        self.deadline = deadline
+        self.bounds = ValidationBounds(limits.max_argument_items, limits.max_argument_depth,
+                                       deadline)
+        """What validating one call's arguments may cost (installed by the session)."""
+        self.retention = RetentionBudget(limits.max_retained_args_bytes)
+        self.abandoned = AbandonCounter(limits.max_parallel)
+        """This run's calls still running past their timeout (at most ``max_parallel``)."""
+
+    @property
+    def script_sha256(self) -> str | None:
+        """SHA-256 (hex) of the script's text, or None for direct calls."""
+        if self._script_sha256 is None and self.script is not None:
+            self._script_sha256 = hashlib.sha256(self.script.encode("utf-8")).hexdigest()
+        return self._script_sha256
 
     def admit(self) -> bool:
         """Count one attempt; False once the budget is exhausted (thread-safe:
@@ -82,37 +114,70 @@ class ToolExecutor:
     A call with a timeout runs on a parked worker thread
     (:class:`~toolscript.runtime.workers.HandoffWorkers`) so the caller can
     give up on it; a tool that never returns keeps its thread (Python cannot
-    kill one). Calls without a timeout run inline. ``parallel()`` batches use
-    a thread pool.
+    kill one), counted as abandoned, and at ``max_abandoned`` (runtime-wide)
+    or a run's own cap further calls are refused (``overloaded``). Calls
+    without a timeout run inline. The read-only calls of ``parallel()``
+    batches run on the same workers (:class:`~toolscript.runtime.fanout.Fanout`):
+    no pool shared between sessions, so one session's hanging calls cannot
+    hold up another's.
     """
 
-    def __init__(self, max_workers: int = 64) -> None:
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=max_workers, thread_name_prefix="toolscript-parallel"
-        )
-        self._workers = HandoffWorkers()
+    def __init__(self, max_abandoned: int = 64) -> None:
+        self.workers = HandoffWorkers(max_abandoned)
 
-    def run(self, tool: Target, args: dict[str, Any], timeout_s: float | None) -> Any:
-        """Invoke the tool; raise :class:`ToolTimedOut` when the timeout passes."""
+    def run(self, tool: Target, args: dict[str, Any], timeout_s: float | None,
+            run: AbandonCounter | None = None) -> Any:
+        """Invoke the tool; raise :class:`ToolTimedOut` when the timeout passes.
+
+        Raises:
+            Overloaded: too many earlier calls are still running past their timeout.
+        """
         if timeout_s is None:
             return tool.invoke(args)
         try:
-            return self._workers.call(functools.partial(tool.invoke, args), timeout_s)
+            return self.workers.call(functools.partial(tool.invoke, args), timeout_s, run)
         except CallTimedOut:
             raise ToolTimedOut(f"{tool.name} did not finish within {timeout_s:g} s") from None
 
-    def submit(self, func: Callable[[], Any]) -> concurrent.futures.Future[Any]:
-        """Run ``func`` on the pool (used for concurrent read-only calls)."""
-        return self._pool.submit(func)
+    def stats(self) -> dict[str, int]:
+        """``abandoned_threads`` (calls still running past their timeout, across
+        the runtime), ``abandoned_total`` (since start), ``max_abandoned_threads``
+        and ``idle_threads`` (parked workers)."""
+        counter = self.workers.abandoned
+        return {"abandoned_threads": counter.count, "abandoned_total": counter.total,
+                "max_abandoned_threads": counter.limit, "idle_threads": self.workers.idle()}
 
     def shutdown(self) -> None:
         """Stop accepting work; running tools are left to finish."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self._workers.shutdown()
+        self.workers.shutdown()
+
+
+MAX_NAME_CHARS = 200
+"""Characters of a called name kept (a tool name is at most 64; a forged one is cut)."""
+
+
+def _name_of(name: Any) -> str:
+    text = name if type(name) is str else safe_str(name)
+    return text if len(text) <= MAX_NAME_CHARS else text[:MAX_NAME_CHARS] + "..."
 
 
 def _error(error_type: str, message: str, **details: Any) -> Reply:
     return {"ok": False, "error": {"type": error_type, "message": message, **details}}
+
+
+REDACTED = "[redacted]"
+
+
+def _injected_view(tool: Tool, injected: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The injected values as the approval hook sees them (``Inject(redact=True)``
+    ones replaced by ``"[redacted]"``), read-only."""
+    needs = tool.host_needs
+    if not injected or needs is None:
+        return _NO_CONTEXT
+    return MappingProxyType({
+        param.name: REDACTED if param.redact else injected[param.name]
+        for param in needs.injected if param.name in injected
+    })
 
 
 class Dispatcher:
@@ -134,6 +199,8 @@ class Dispatcher:
         self.limits = limits
         self.executor = executor
         self.audit = audit
+        self.runtime_id = uuid.uuid4().hex[:12]
+        executor.workers.abandoned.limit = limits.max_abandoned_threads
         self._ids = itertools.count(1)
 
     def _next_id(self) -> str:
@@ -142,18 +209,19 @@ class Dispatcher:
     # --- one call -------------------------------------------------------------
     def call(self, ctx: RunContext, name: Any, args: Any, source: str = "script") -> Reply:
         """Handle one call end to end; return the reply (``ok`` + value/error)."""
-        record = ToolCallRecord(f"c{next(self._ids)}", name if type(name) is str else str(name),
+        record = ToolCallRecord(f"c{next(self._ids)}",
+                                name if type(name) is str and len(name) <= 64 else _name_of(name),
                                 args, started_at=time.time(), source=source)
         start = time.perf_counter()
         try:
             prepared = self._prepare(ctx, record, name, args)
             if isinstance(prepared, tuple):
-                reply = self._execute(record, prepared[0], prepared[1])
+                reply = self._execute(record, prepared[0], prepared[1], ctx=ctx)
             else:
                 reply = prepared
         except HostAbort as exc:
             ctx.abort = exc.cause
-            reply = _error("host_abort", f"the run was stopped: {exc.cause}")
+            reply = self._stopped(exc)
         finally:
             record.duration_s = time.perf_counter() - start
         self._finish(ctx, record, reply)
@@ -162,7 +230,12 @@ class Dispatcher:
     def _prepare(
         self, ctx: RunContext, record: ToolCallRecord, name: Any, args: Any
     ) -> tuple[Target, dict[str, Any]] | Reply:
-        """Budget, lookup, validation and approval: ``(tool, args)`` or an error reply."""
+        """Budget, lookup, binding and approval: ``(target, values)`` or an error reply.
+
+        The arguments are bound first (validated, converted, defaults filled:
+        :meth:`Tool.bind`); the approval hook, the record and the tool all get
+        those final arguments, and ``target`` runs with exactly ``values``.
+        """
         source = record.source
         if ctx.abort is not None:
             return _error("host_abort", "the run was stopped by the host")
@@ -173,7 +246,7 @@ class Dispatcher:
             )
         tool = self.registry.get(name) if isinstance(name, str) else None
         if tool is None:
-            return _error("unknown_tool", self.registry.unknown_tool_message(str(name)),
+            return _error("unknown_tool", self.registry.unknown_tool_message(_name_of(name)),
                           available=self.registry.names())
         if source not in tool.allowed_callers:
             where = "from scripts" if source == "script" else "directly"
@@ -186,27 +259,42 @@ class Dispatcher:
                 return _error("invalid_json", f"{tool.name}(): arguments are not valid JSON: {exc}")
             record.args = args
         try:
-            tool.validate(args)
+            bound = tool.bind(args)
         except ArgumentError as exc:
-            return _error("invalid_arguments", exc.message,
+            return _error("invalid_arguments", clean_message(exc.message, self._text_limit,
+                                                             paths=False),
                           problems=[{"path": p.path, "reason": p.reason} for p in exc.problems])
+        except ValidationTimeout:
+            return _error("timeout", f"{tool.name}(): validating the arguments did not finish "
+                          "before the run's wall-clock limit")
+        record.args = bound.shown
+        values = bound.values
         target: Target = tool
+        shown = bound.shown
+        injected: dict[str, Any] | None = None
         if tool.host_needs is not None:  # injected params, idempotency, two-phase: hostcalls.py
-            bound = self.host_calls.bind(ctx, record, tool, args, self.timeout_of(tool))
-            if isinstance(bound, dict):
-                return bound
-            target, args = bound
-        if self.approve is None and not tool.requires_approval:
+            hosted = self.host_calls.bind(ctx, record, tool, bound, self.timeout_of(tool))
+            if isinstance(hosted, dict):
+                return hosted
+            target, shown = hosted
+            injected = hosted[0].injected
+        elif not bound.direct:  # converted values: run them as they are, no second conversion
+            target = BoundCall(tool, functools.partial(tool.call_bound, values))
+        hook = self.approve
+        if hook is None and not tool.requires_approval:
             record.approved = True
             record.decided_by = "policy"
-            return target, args
+            return target, values
         request = ToolCallRequest(
-            tool=tool.name, args=args, read_only=tool.read_only,
-            requires_approval=tool.requires_approval, call_id=record.id,
-            run_id=ctx.run_id, session_id=ctx.session_id, source=record.source,
+            tool=tool.name, args=ordered_copy(shown, [p.name for p in tool.params]),
+            read_only=tool.read_only, requires_approval=tool.requires_approval,
+            call_id=record.id, run_id=ctx.run_id, session_id=ctx.session_id,
+            source=record.source, injected=_injected_view(tool, injected),
+            script_sha256=ctx.script_sha256, agent_run_id=ctx.agent_run_id,
+            runtime_id=self.runtime_id,
         )
         try:
-            decision, decided_by = decide(self.approve, request)
+            decision, decided_by = decide(hook, request)
         except (ApprovalRequired, KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C in a hook
             ctx.abort = exc
             record.approved = False
@@ -219,36 +307,63 @@ class Dispatcher:
         if not decision.approved:
             reason = f": {decision.reason}" if decision.reason else ""
             return _error("denied", f"{tool.name}() was denied{reason}")
-        return target, args
+        return target, values
 
     def timeout_of(self, tool: Target) -> float | None:
         """The effective timeout of one call of ``tool``."""
         return tool.timeout_s if tool.timeout_s is not None else self.limits.tool_timeout_s
 
+    @property
+    def _text_limit(self) -> int:
+        return self.limits.max_output_chars
+
+    def _stopped(self, exc: HostAbort) -> Reply:
+        text = clean_message(f"the run was stopped: {safe_str(exc.cause)}", self._text_limit)
+        return _error("host_abort", text)
+
     def _execute(
-        self, record: ToolCallRecord, tool: Target, args: dict[str, Any], inline: bool = False
+        self, record: ToolCallRecord, tool: Target, args: dict[str, Any], inline: bool = False,
+        ctx: RunContext | None = None,
     ) -> Reply:
         timeout = None if inline else self.timeout_of(tool)
+        run: AbandonCounter | None = None
+        by_deadline = False
+        if ctx is not None:
+            run = ctx.abandoned
+            deadline = ctx.deadline
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return _error("timeout", f"{tool.name}() was not started: the run reached "
+                                  "its wall-clock limit")
+                if timeout is not None and remaining < timeout:
+                    timeout, by_deadline = remaining, True
         try:
             if timeout is None:
                 result = tool.invoke(args)
             else:
-                result = self.executor.run(tool, args, timeout)
+                result = self.executor.run(tool, args, timeout, run)
         except ToolTimedOut as exc:
+            if by_deadline:
+                return _error("timeout", f"{tool.name} was still running when the run reached "
+                              "its wall-clock limit")
             return _error("timeout", str(exc))
+        except Overloaded as exc:
+            return _error("overloaded", f"{tool.name}() did not start: {exc}")
         except (ToolscriptError, KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C in a tool
             raise HostAbort(exc) from exc
         except Exception as exc:
-            return _error("tool_exception", f"{tool.name}: {type(exc).__name__}: {exc}",
+            text = f"{tool.name}: {type(exc).__name__}: {safe_str(exc)}"
+            return _error("tool_exception", clean_message(text, self._text_limit),
                           exception=type(exc).__name__)
         try:
             value = to_json_data(result)
         except NotJSONData:
             try:
                 value = to_json_data(to_jsonable(result))
-            except (TypeError, NotJSONData) as exc:
-                return _error("invalid_result",
-                              f"{tool.name} returned something that is not JSON data: {exc}")
+            except (TypeError, ValueError, RecursionError) as exc:
+                text = f"{tool.name} returned something that is not JSON data: {safe_str(exc)}"
+                return _error("invalid_result", clean_message(text, self._text_limit))
         return {"ok": True, "value": value}
 
     def _finish(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
@@ -260,6 +375,18 @@ class Dispatcher:
         ctx.records.append(record)
         if self.audit is not None:
             self.audit(record, ctx)
+        if not ctx.retention.keep(record.args):
+            record.args = summarize_args(record.args)
+            record.args_omitted = True
+
+    @staticmethod
+    def _must_stop(ctx: RunContext) -> tuple[str, str] | None:
+        """Why calls of a batch may no longer start: the run was stopped or is out of time."""
+        if ctx.abort is not None:
+            return ("host_abort", "the run was stopped by the host")
+        if ctx.deadline is not None and time.monotonic() >= ctx.deadline:
+            return ("timeout", "the run reached its wall-clock limit")
+        return None
 
     # --- many calls (parallel) ----------------------------------------------------
     def call_many(
@@ -268,64 +395,71 @@ class Dispatcher:
         """Handle several calls: read-only ones concurrently, writes serially in order.
 
         Approval is asked one call at a time, in call order, before anything
-        runs; replies come back in call order.
+        runs; replies come back in call order. Once the run is stopped (a
+        ``ToolAuthorizationError``, Ctrl-C, an approval hook's
+        ``ApprovalRequired``) or reaches its deadline, no further call of the
+        batch starts: those calls reply ``host_abort`` or ``timeout``.
         """
         replies: list[Reply | None] = [None] * len(calls)
-        records: list[ToolCallRecord | None] = [None] * len(calls)
-        starts: list[float] = [0.0] * len(calls)
+        records: list[ToolCallRecord] = []
+        starts: list[float] = []
         ready: list[tuple[int, Target, dict[str, Any]]] = []
         for index, (name, args) in enumerate(calls):
-            record = ToolCallRecord(id=self._next_id(), name=str(name), args=args,
+            record = ToolCallRecord(id=self._next_id(), name=_name_of(name), args=args,
                                     started_at=time.time(), source=source)
-            records[index] = record
-            starts[index] = time.perf_counter()
+            records.append(record)
+            starts.append(time.perf_counter())
+            stop = self._must_stop(ctx)
+            if stop is not None and stop[0] == "timeout":
+                replies[index] = _error("timeout", f"{record.name}() was not started: {stop[1]}")
+                continue
             prepared = self._prepare(ctx, record, name, args)
             if type(prepared) is tuple:
                 ready.append((index, prepared[0], prepared[1]))
             else:
                 replies[index] = prepared  # type: ignore[assignment]
 
-        slots = threading.BoundedSemaphore(self.limits.max_parallel)
-
-        def run_one(index: int, tool: Target, args: dict[str, Any]) -> Reply:
-            with slots:
-                return self._execute(records[index], tool, args, inline=True)  # type: ignore[arg-type]
-
-        futures = []
-        for index, tool, args in ready:
-            if tool.read_only:
-                future = self.executor.submit(functools.partial(run_one, index, tool, args))
-                futures.append((index, tool, future))
-        abort: HostAbort | None = None
-        for index, tool, args in ready:
-            if not tool.read_only:
+        jobs: list[FanoutJob] = [
+            (index, tool.name, functools.partial(self._run_read_only, ctx, records[index], tool,
+                                                 args), self.timeout_of(tool))
+            for index, tool, args in ready if tool.read_only
+        ]
+        fanout = Fanout(self.executor.workers, jobs, self.limits.max_parallel,
+                        functools.partial(self._must_stop, ctx), ctx.deadline, ctx.abandoned)
+        try:
+            fanout.start()
+            for index, tool, args in ready:
+                if tool.read_only:
+                    continue
+                stop = self._must_stop(ctx)
+                if stop is not None:
+                    replies[index] = _error(stop[0], f"{tool.name}() was not started: {stop[1]}")
+                    continue
                 try:
-                    replies[index] = self._execute(records[index], tool, args)  # type: ignore[arg-type]
+                    replies[index] = self._execute(records[index], tool, args, ctx=ctx)
                 except HostAbort as exc:
-                    abort = abort or exc
-                    replies[index] = _error("host_abort", f"the run was stopped: {exc.cause}")
-        # Each concurrent call gets its own timeout, counted from when it could
-        # start; waiting in the semaphore queue counts against it.
-        waited_from = time.perf_counter()
-        for index, tool, future in futures:
-            timeout = self.timeout_of(tool)
-            remaining = None
-            if timeout is not None:
-                batches = 1 + len(futures) // self.limits.max_parallel
-                remaining = max(waited_from + timeout * batches - time.perf_counter(), 0.0)
-            try:
-                replies[index] = future.result(timeout=remaining)
-            except concurrent.futures.TimeoutError:
-                replies[index] = _error(
-                    "timeout", f"{tool.name} did not finish within {timeout:g} s"
-                )
-            except HostAbort as exc:
-                abort = abort or exc
-                replies[index] = _error("host_abort", f"the run was stopped: {exc.cause}")
-        for index, maybe_record in enumerate(records):
-            assert maybe_record is not None
-            maybe_record.duration_s = time.perf_counter() - starts[index]
-            self._finish(ctx, maybe_record, replies[index])  # type: ignore[arg-type]
-        if abort is not None:
-            ctx.abort = abort.cause
+                    ctx.abort = ctx.abort or exc.cause
+                    replies[index] = self._stopped(exc)
+            finished = fanout.finish()
+        except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C while waiting for the batch
+            ctx.abort = ctx.abort or exc
+            finished = fanout.cancel("host_abort", "the run was stopped by the host")
+            for index, _tool, _args in ready:
+                if replies[index] is None and index not in finished:
+                    replies[index] = _error("host_abort", "the run was stopped by the host")
+        for index, reply in finished.items():
+            replies[index] = reply
+        for index, record in enumerate(records):
+            record.duration_s = time.perf_counter() - starts[index]
+            self._finish(ctx, record, replies[index])  # type: ignore[arg-type]
         return [reply for reply in replies if reply is not None]
+
+    def _run_read_only(self, ctx: RunContext, record: ToolCallRecord, tool: Target,
+                       args: dict[str, Any]) -> Reply:
+        """One concurrent call of a batch (on a worker thread; its timeout is the fanout's)."""
+        try:
+            return self._execute(record, tool, args, inline=True)
+        except HostAbort as exc:
+            if ctx.abort is None:
+                ctx.abort = exc.cause
+            return self._stopped(exc)

@@ -9,10 +9,13 @@ approval hook is shown:
 
 * injected parameters are read from the run's context now (a missing value
   stops the run with a ``ConfigurationError`` for the programmer) and added
-  at invocation; the hook and the audit see only the model's arguments;
+  at invocation (the record keeps them, in ``record.injected``, for the audit;
+  the hook sees them in ``ToolCallRequest.injected``);
 * idempotent calls claim their key in the store when they run; a repeat
   returns the stored result; a script key reused with other arguments is
-  ``invalid_arguments``;
+  ``invalid_arguments``; keys are namespaced by the declared scope (run,
+  session or global), the caller's tenant and the injected values, so
+  different users never share a key;
 * a prepare call stores its result as a plan and answers with a plan id; a
   commit call looks the plan up (same session, not expired), shows the hook
   ``{"plan_id", "plan"}`` and commits exactly that plan, once.
@@ -31,10 +34,18 @@ from typing import TYPE_CHECKING, Any
 
 from toolscript.sandbox.codec import NotJSONData, to_json_data
 from toolscript.tools import Tool, to_jsonable
+from toolscript.tools.binding import BoundArgs
 from toolscript.tools.definition import IDEMPOTENCY_PARAM
 from toolscript.tools.twophase import DEFAULT_PLAN_TTL_S, CommitTool
 
-from .idempotency import IdempotencyStore, InMemoryIdempotencyStore, derive_key, fingerprint
+from .idempotency import (
+    TENANT_CONTEXT_KEY,
+    IdempotencyStore,
+    InMemoryIdempotencyStore,
+    derive_key,
+    fingerprint,
+    key_namespace,
+)
 
 if TYPE_CHECKING:
     from .dispatch import RunContext
@@ -106,14 +117,18 @@ class BoundCall:
     that does the host's part around the tool function.
     """
 
-    __slots__ = ("_run", "name", "read_only", "requires_approval", "timeout_s", "tool")
+    __slots__ = ("_run", "injected", "name", "read_only", "requires_approval", "timeout_s",
+                 "tool")
 
-    def __init__(self, tool: Tool, run: Callable[[], Any]) -> None:
+    def __init__(self, tool: Tool, run: Callable[[], Any],
+                 injected: dict[str, Any] | None = None) -> None:
         self.tool = tool
         self.name = tool.name
         self.read_only = tool.read_only
         self.requires_approval = tool.requires_approval
         self.timeout_s = tool.timeout_s
+        self.injected = injected
+        """The values injected into the call, if any (shown to the approval hook)."""
         self._run = run
 
     def invoke(self, args: dict[str, Any]) -> Any:
@@ -147,12 +162,16 @@ class HostCalls:
         ctx: RunContext,
         record: ToolCallRecord,
         tool: Tool,
-        args: dict[str, Any],
+        bound: BoundArgs,
         wait_s: float | None,
     ) -> tuple[BoundCall, dict[str, Any]] | Reply:
-        """The bound call and the arguments to show the approval hook, or an error reply."""
+        """The bound call and the arguments to show the approval hook, or an error reply.
+
+        ``bound`` are the call's final arguments (:meth:`Tool.bind`); the call
+        runs with exactly ``bound.values`` plus the injected values.
+        """
         try:
-            return self._bind(ctx, record, tool, args, wait_s)
+            return self._bind(ctx, record, tool, bound, wait_s)
         except Exception as exc:  # a host set-up error (or a bug): the programmer must see it
             ctx.abort = exc
             return _error("host_abort", f"the run was stopped: {exc}")
@@ -162,25 +181,37 @@ class HostCalls:
         ctx: RunContext,
         record: ToolCallRecord,
         tool: Tool,
-        args: dict[str, Any],
+        bound: BoundArgs,
         wait_s: float | None,
     ) -> tuple[BoundCall, dict[str, Any]] | Reply:
         needs = tool.host_needs
         assert needs is not None
         injected = tool.injected_values(ctx.context)
+        if needs.injected:  # the audit shows them as the approver does
+            record.injected = {p.name: "[redacted]" if p.redact else injected[p.name]
+                               for p in needs.injected if p.name in injected}
         wait = wait_s if wait_s is not None else self.default_wait_s
+        args, shown = bound.values, bound.shown
         if needs.phase == "commit" and isinstance(tool, CommitTool):
-            return self._bind_commit(ctx, record, tool, args, wait)
+            return self._bind_commit(ctx, record, tool, shown, wait)
         if needs.idempotency is not None:
             supplied = args.get(IDEMPOTENCY_PARAM)
-            visible = {k: v for k, v in args.items() if k != IDEMPOTENCY_PARAM}
-            fp = fingerprint(visible)
-            if supplied is not None:
-                key = f"{tool.name}:key:{supplied}"
-                passed = str(supplied)
-            else:
-                scope = {"run": ctx.run_id, "session": ctx.session_id}.get(needs.idempotency, "")
-                key = passed = derive_key(scope, tool.name, visible)
+            visible = {k: v for k, v in shown.items() if k != IDEMPOTENCY_PARAM}
+            # Keys live in the scope's namespace (its run or session, the
+            # caller's tenant, the injected values): another user's call with
+            # the same key or arguments never sees this one's result.
+            try:
+                space = key_namespace(needs.idempotency, ctx.run_id, ctx.session_id,
+                                      ctx.context.get(TENANT_CONTEXT_KEY), injected)
+                fp = fingerprint({"args": visible, "injected": injected})
+                if supplied is not None:
+                    key = f"{tool.name}:key:{space}:{json.dumps(str(supplied))[1:-1]}"
+                    passed = str(supplied)
+                else:
+                    key = passed = derive_key(space, tool.name, visible)
+            except (ValueError, RecursionError):  # arguments nested past the encoder's depth
+                return _error("invalid_arguments", f"{tool.name}(): the arguments are nested "
+                              "too deeply to derive an idempotency key; pass flatter data")
             seen = self.store.peek(key)
             if seen is not None and seen[1] != fp:
                 return _error(
@@ -189,13 +220,13 @@ class HostCalls:
                     "arguments; use a new key for a different call",
                 )
             full = tool.call_args(args, injected, passed)
-            run = functools.partial(tool.invoke, full)
+            run = functools.partial(tool.call_bound, full)
             once = functools.partial(self._once, key, fp, wait, run, record)
-            return BoundCall(tool, once), args
+            return BoundCall(tool, once, injected), shown
         full = tool.call_args(args, injected)
         if needs.phase == "prepare":
-            return BoundCall(tool, lambda: self._prepare(ctx, tool, full)), args
-        return BoundCall(tool, lambda: tool.invoke(full)), args
+            return BoundCall(tool, lambda: self._prepare(ctx, tool, full), injected), shown
+        return BoundCall(tool, functools.partial(tool.call_bound, full), injected), shown
 
     # --- idempotency --------------------------------------------------------------
     def _once(
@@ -228,7 +259,7 @@ class HostCalls:
     def _prepare(self, ctx: RunContext, tool: Tool, full: dict[str, Any]) -> Any:
         needs = tool.host_needs
         assert needs is not None and needs.partner is not None
-        plan = _json_data(tool.invoke(full))
+        plan = _json_data(tool.call_bound(full))
         ttl = self.plan_ttls.get(needs.partner, DEFAULT_PLAN_TTL_S)
         plan_id = self.plans.add(ctx.session_id, needs.partner, plan, ttl)
         return {
@@ -258,6 +289,7 @@ class HostCalls:
                 "belong to the session that made them)",
             )
         self.plan_ttls.setdefault(tool.name, tool.plan_ttl_s)
+        record.plan = plan  # the audit line names the plan approved, not just its id
         key = f"{tool.name}:plan:{plan_id}"
         bound = BoundCall(tool, lambda: self._once(key, str(plan_id), wait_s,
                                                   lambda: tool.apply_plan(plan), record))

@@ -7,8 +7,15 @@ call arriving while the first one still runs (a retry after a timeout: the
 tool keeps running on its worker thread) waits for it, up to a bound.
 
 Keys come from the script (the optional ``idempotency_key`` argument) or are
-derived from the scope (run, session or global), the tool name and the
-canonical JSON of the arguments (:func:`derive_key`).
+derived from the tool name and the canonical JSON of the arguments
+(:func:`derive_key`). Either way a key lives in a namespace
+(:func:`key_namespace`): the declared scope and its id (this run, this
+session, or ``global``), the caller's tenant (the context value
+:data:`TENANT_CONTEXT_KEY`, e.g. ``Runtime(context={"idempotency_tenant":
+"acme"})``) and the values injected into the call (a user id, an account).
+Two users - or two tenants, sessions or runs, as the scope says - never see
+each other's results, even with the same script key; the stored fingerprint
+covers the arguments and the injected values.
 
 Stores are pluggable (:class:`IdempotencyStore`); two ship here:
 :class:`InMemoryIdempotencyStore` (one process) and
@@ -25,11 +32,13 @@ import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
+    "TENANT_CONTEXT_KEY",
     "Claim",
     "IdempotencyStore",
     "InMemoryIdempotencyStore",
@@ -37,6 +46,7 @@ __all__ = [
     "canonical_json",
     "derive_key",
     "fingerprint",
+    "key_namespace",
 ]
 
 ClaimStatus = Literal["acquired", "done", "conflict", "busy"]
@@ -65,18 +75,33 @@ def canonical_json(value: Any) -> str:
 
 
 def _dump(value: Any) -> str:
-    """A stored result: JSON in its own key order (a replay looks like the original)."""
-    return json.dumps(value, ensure_ascii=False, default=str)
+    """A stored result: JSON in its own key order (a replay looks like the original),
+    ASCII-escaped so that any string (a lone surrogate too) can be stored."""
+    return json.dumps(value, default=str)
 
 
 def fingerprint(args: Any) -> str:
     """A SHA-256 of the canonical JSON of ``args``."""
-    return hashlib.sha256(canonical_json(args).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(args).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+TENANT_CONTEXT_KEY = "idempotency_tenant"
+"""The context key whose value (any JSON data) separates tenants' idempotency keys."""
+
+
+def key_namespace(scope: str, run_id: str, session_id: str, tenant: Any,
+                  injected: Mapping[str, Any]) -> str:
+    """The namespace of a key: a hash of the scope, its id (the run's or the
+    session's; none for ``global``), the tenant and the injected values."""
+    scope_id = {"run": run_id, "session": session_id}.get(scope, "")
+    payload = canonical_json([scope, scope_id, tenant, dict(injected)])
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def derive_key(scope: str, tool: str, args: Any) -> str:
     """The key of a call without a script-supplied key: stable within ``scope``."""
-    digest = hashlib.sha256(f"{scope}\x00{tool}\x00{canonical_json(args)}".encode())
+    text = f"{scope}\x00{tool}\x00{canonical_json(args)}"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass"))
     return "ts-" + digest.hexdigest()[:40]
 
 

@@ -30,6 +30,21 @@ class Limits:
         max_parallel: tool calls ``parallel()`` runs at once.
         max_pids: processes and threads in a container (docker backend).
         cpus: CPU share of a container (docker backend).
+        max_argument_items: values (containers and scalars) in one call's
+            arguments that the full schema validator examines; arguments the
+            compiled fast check cannot accept at once and that hold more are
+            refused (``invalid_arguments``) before validation starts.
+        max_argument_depth: nesting depth of one call's arguments examined
+            by the full validator (deeper: ``invalid_arguments``).
+        max_retained_args_bytes: bytes of tool-call arguments the records of
+            one run keep in host memory (about their JSON size); once spent,
+            a record keeps the size, SHA-256 and a prefix of its arguments
+            instead (``ToolCallRecord.args_omitted``).
+        max_abandoned_threads: tool calls of the whole runtime that may go on
+            running on a host thread after their timeout (Python cannot stop
+            a thread); at the cap, a call that needs a new thread is refused
+            (``overloaded``). One run may leave at most ``max_parallel`` such
+            calls. ``Runtime.stats()`` reports the current number.
     """
 
     wall_time_s: float = 30.0
@@ -42,6 +57,10 @@ class Limits:
     max_parallel: int = 16
     max_pids: int = 64
     cpus: float = 1.0
+    max_argument_items: int = 100_000
+    max_argument_depth: int = 100
+    max_retained_args_bytes: int = 4_000_000
+    max_abandoned_threads: int = 64
 
     def __post_init__(self) -> None:
         positive = {
@@ -53,6 +72,10 @@ class Limits:
             "max_parallel": self.max_parallel,
             "max_pids": self.max_pids,
             "cpus": self.cpus,
+            "max_argument_items": self.max_argument_items,
+            "max_argument_depth": self.max_argument_depth,
+            "max_retained_args_bytes": self.max_retained_args_bytes,
+            "max_abandoned_threads": self.max_abandoned_threads,
         }
         optional = {"cpu_time_s": self.cpu_time_s, "tool_timeout_s": self.tool_timeout_s}
         for name, value in {**positive, **optional}.items():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 
@@ -48,7 +48,12 @@ class ToolCallRecord:
     Attributes:
         id: unique within the session (``"c1"``, ``"c2"``, ...).
         name: the tool name the script used.
-        args: the arguments as received (JSON data).
+        args: the arguments as received (JSON data). A run keeps at most
+            ``Limits.max_retained_args_bytes`` of arguments in its records;
+            past that, arguments over 256 bytes are replaced by
+            ``{"omitted": True, "bytes": N, "sha256": ..., "prefix": ...}``
+            (their canonical JSON's size, SHA-256 and first 200 characters)
+            and ``args_omitted`` is True. The audit hook sees them whole.
         approved: the approval decision, or ``None`` if the call never got
             that far (unknown tool, invalid arguments, budget exhausted).
         decided_by: ``"policy"`` (default rules) or ``"hook"``.
@@ -61,6 +66,13 @@ class ToolCallRecord:
         source: ``"script"`` or ``"direct"`` (a classic-mode call).
         replayed: an idempotent call whose key had already run: the stored
             first result was returned and the tool did not act again.
+        args_omitted: ``args`` holds a summary, not the arguments (see ``args``).
+        injected: the values the host injected into the call (by parameter
+            name; ``"[redacted]"`` for ``Inject(redact=True)``), ``None`` for a
+            tool without injected parameters. Host-only: kept out of
+            :meth:`to_dict`.
+        plan: for a two-phase commit call, the plan it carried out, as the
+            approver saw it.
     """
 
     id: str
@@ -76,6 +88,9 @@ class ToolCallRecord:
     started_at: float = 0.0
     source: str = "script"
     replayed: bool = False
+    args_omitted: bool = False
+    injected: dict[str, Any] | None = field(default=None, repr=False)
+    plan: Any = None
 
     @property
     def duration(self) -> float:
@@ -84,8 +99,9 @@ class ToolCallRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
-        data = asdict(self)
+        data = asdict(replace(self, injected=None))  # injected values may not be copyable
         data["error"] = self.error.to_dict() if self.error else None
+        del data["injected"]
         return data
 
 

@@ -10,6 +10,7 @@ gone). Sessions are not shared between threads: one run at a time.
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import time
 import uuid
@@ -17,11 +18,15 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from toolscript.sandbox.protocol import FrameError
+from toolscript.tools.validation import swap_bounds
+
 from toolscript.errors import ProtocolError
 
 from .backends.base import SandboxDied, SandboxHandle, SandboxSpec
 from .backends.inprocess import InprocessSandbox
 from .dispatch import RunContext
+from .messages import cap_text, clean_message, crash_detail
 from .results import RunError, RunResult, ToolCallRecord
 
 if TYPE_CHECKING:
@@ -29,6 +34,8 @@ if TYPE_CHECKING:
 
 HARD_KILL_GRACE_S = 2.0
 """How long after its wall-clock limit a sandbox may take to stop by itself."""
+
+_log = logging.getLogger("toolscript")
 
 _DEATH_MESSAGES = {
     "memory_limit": "the sandbox ran out of memory (limit {memory} MiB) and was stopped",
@@ -48,6 +55,8 @@ class Session:
         self.context: Mapping[str, Any] = MappingProxyType(merged)
         """Values for injected tool parameters (the runtime's, then this session's)."""
         self.id = uuid.uuid4().hex[:12]
+        self.agent_run_id: str | None = None
+        """Set by ``Agent.run()`` while it drives this session (approval hooks see it)."""
         self._runs = itertools.count(1)
         self._lock = threading.Lock()
         self._handle: SandboxHandle | None = None
@@ -60,6 +69,29 @@ class Session:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        from toolscript.tools.asynctools import offload
+
+        await offload(self.close)
+
+    async def run_async(self, code: str) -> RunResult:
+        """:meth:`run` for async code: the sandbox I/O runs in a worker thread while
+        the event loop stays free, and ``async def`` tools run on this loop."""
+        from toolscript.tools.asynctools import offload
+
+        result: RunResult = await offload(self.run, code)
+        return result
+
+    async def call_tool_async(self, name: str, args: Any) -> ToolCallRecord:
+        """:meth:`call_tool` for async code (see :meth:`run_async`)."""
+        from toolscript.tools.asynctools import offload
+
+        record: ToolCallRecord = await offload(self.call_tool, name, args)
+        return record
 
     def close(self) -> None:
         """Stop the sandbox. Idempotent."""
@@ -133,30 +165,84 @@ class Session:
             raise TypeError(f"code must be a str, got {type(code).__name__}")
         with self._lock:
             run_id = f"{self.id}-{next(self._runs)}"
-            ctx = RunContext(run_id, self.id, self.runtime.limits.max_tool_calls, self.context)
+            limits = self.runtime.limits
             started = time.perf_counter()
             replaced = self._ensure_sandbox()
-            if self._inprocess is not None:
-                message, restarted = self._run_inprocess(code, ctx), False
-            else:
-                message, restarted = self._run_remote(code, ctx)
+            ctx = RunContext(run_id, self.id, limits.max_tool_calls, self.context,
+                             script=code, agent_run_id=self.agent_run_id, limits=limits,
+                             deadline=time.monotonic() + limits.wall_time_s)
+            previous = swap_bounds(ctx.bounds)
+            try:
+                if self._inprocess is not None:
+                    message, restarted = self._run_inprocess(code, ctx)
+                else:
+                    message, restarted = self._run_remote(code, ctx)
+            finally:
+                swap_bounds(previous)
             restarted = restarted or replaced
             if ctx.abort is not None:
                 raise ctx.abort
             error = message.get("error")
+            stdout = message.get("stdout")
             return RunResult(
                 ok=bool(message.get("ok")) and error is None,
                 value=message.get("value"),
-                stdout=str(message.get("stdout") or ""),
+                stdout=cap_text(stdout if isinstance(stdout, str) else "",
+                                limits.max_output_chars),
                 stdout_truncated=bool(message.get("stdout_truncated")),
-                error=RunError.from_message(error) if error else None,
+                error=self._run_error(error) if error else None,
                 tool_calls=ctx.records,
                 duration_s=time.perf_counter() - started,
                 session_restarted=restarted,
                 run_id=run_id,
             )
 
-    def _run_inprocess(self, code: str, ctx: RunContext) -> dict[str, Any]:
+    def _run_error(self, error: Any) -> RunError:
+        """The run's error as the sandbox reported it, its texts capped at
+        ``max_output_chars`` (a sandbox may send megabytes)."""
+        limit = self.runtime.limits.max_output_chars
+        if isinstance(error, dict):
+            error = {key: cap_text(value, limit) if isinstance(value, str) else value
+                     for key, value in error.items()}
+        return RunError.from_message(error)
+
+    def _send_reply(self, handle: SandboxHandle, reply: dict[str, Any]) -> None:
+        """Send a reply; one that cannot be encoded (an integer of more than
+        4,300 digits, a frame over the size limit) becomes an error reply."""
+        try:
+            handle.send(reply)
+            return
+        except (ValueError, RecursionError, FrameError) as exc:
+            problem = exc
+        if "results" in reply:
+            reply = {**reply, "results": [self._sendable(r, problem) for r in reply["results"]]}
+        else:
+            reply = {"type": "reply", "id": reply.get("id"), **self._sendable(
+                {k: v for k, v in reply.items() if k not in ("type", "id")}, problem)}
+        try:
+            handle.send(reply)
+        except (ValueError, RecursionError, FrameError):
+            replies = reply.get("results")
+            failure = self._undeliverable(problem)
+            handle.send({"type": "reply", "id": reply.get("id"),
+                         **({"results": [failure] * len(replies)}
+                            if isinstance(replies, list) else failure)})
+
+    def _sendable(self, one: dict[str, Any], problem: BaseException) -> dict[str, Any]:
+        from toolscript.sandbox.protocol import encode_frame
+
+        try:
+            encode_frame(one)
+        except (ValueError, RecursionError, FrameError):
+            return self._undeliverable(problem)
+        return one
+
+    def _undeliverable(self, problem: BaseException) -> dict[str, Any]:
+        text = clean_message(f"the tool's reply could not be sent to the sandbox: {problem}",
+                             self.runtime.limits.max_output_chars)
+        return {"ok": False, "error": {"type": "invalid_result", "message": text}}
+
+    def _run_inprocess(self, code: str, ctx: RunContext) -> tuple[dict[str, Any], bool]:
         sandbox = self._inprocess
         assert sandbox is not None
         dispatcher = self.runtime.dispatcher
@@ -169,7 +255,10 @@ class Session:
             sandbox.link.call_one = None
             sandbox.link.call_several = None
         assert reply is not None
-        return reply
+        if sandbox.broken:
+            self._inprocess = None
+            return reply, True
+        return reply, False
 
     def _run_remote(self, code: str, ctx: RunContext) -> tuple[dict[str, Any], bool]:
         handle = self._handle
@@ -200,38 +289,52 @@ class Session:
                 kind = message.get("type")
                 if kind == "call":
                     reply = dispatcher.call(ctx, message.get("tool"), message.get("args"))
-                    handle.send({"type": "reply", "id": message.get("id"), **reply})
+                    self._send_reply(handle, {"type": "reply", "id": message.get("id"), **reply})
                 elif kind == "call_many":
                     calls = [(c.get("tool"), c.get("args")) for c in message.get("calls") or []
                              if isinstance(c, dict)]
                     replies = dispatcher.call_many(ctx, calls)
-                    handle.send({"type": "reply", "id": message.get("id"), "results": replies})
+                    self._send_reply(handle, {"type": "reply", "id": message.get("id"),
+                                              "results": replies})
                 elif kind == "result":
                     return message, fresh
                 else:
                     raise ProtocolError(f"unexpected message {kind!r} from the sandbox")
         except TimeoutError:
             self.restart()
-            return self._failure(
-                "timeout",
-                f"the script exceeded its wall-clock limit of {limits.wall_time_s:g} s and the "
-                "sandbox was stopped; variables from earlier runs of this session are lost",
-            ), True
+            return self._wall_limit_failure(), True
         except SandboxDied as exc:
             reason = exc.reason or handle.death_reason() or "sandbox_crashed"
             self.restart()
+            if reason in ("sandbox_crashed", "killed") and ctx.deadline is not None and (
+                time.monotonic() >= ctx.deadline
+            ):
+                # It stopped itself at its wall limit while the host was still
+                # answering a call (a batch that ran up to the deadline).
+                return self._wall_limit_failure(), True
+            if exc.detail:
+                _log.warning("toolscript sandbox of session %s stopped: %s", self.id, exc.detail)
             template = _DEATH_MESSAGES.get(reason, "the sandbox stopped unexpectedly ({detail})")
-            text = template.format(memory=limits.memory_mb, detail=exc.detail or reason)
+            detail = clean_message(crash_detail(exc.detail or reason), 1000)
+            text = template.format(memory=limits.memory_mb, detail=detail)
             return self._failure(
                 reason if reason in _DEATH_MESSAGES and reason != "killed" else "sandbox_crashed",
                 text + "; variables from earlier runs of this session are lost",
             ), True
         except ProtocolError as exc:
             self.restart()
-            return self._failure("protocol_error", str(exc)), True
+            return self._failure("protocol_error",
+                                 clean_message(str(exc), limits.max_output_chars)), True
         except BaseException:  # Ctrl-C while waiting: the sandbox is mid-run, never reuse it
             self.restart()
             raise
+
+    def _wall_limit_failure(self) -> dict[str, Any]:
+        return self._failure(
+            "timeout",
+            f"the script exceeded its wall-clock limit of {self.runtime.limits.wall_time_s:g} s "
+            "and the sandbox was stopped; variables from earlier runs of this session are lost",
+        )
 
     @staticmethod
     def _failure(error_type: str, message: str) -> dict[str, Any]:
@@ -244,6 +347,13 @@ class Session:
             raise ProtocolError(f"expected {kind!r} from the sandbox, got {message.get('type')!r}")
 
     # --- direct (classic) calls ------------------------------------------------------
+    def _direct_context(self) -> RunContext:
+        """Direct calls are bounded like a run: ``wall_time_s`` from now."""
+        limits = self.runtime.limits
+        return RunContext(f"{self.id}-direct", self.id, limits.max_tool_calls, self.context,
+                          agent_run_id=self.agent_run_id, limits=limits,
+                          deadline=time.monotonic() + limits.wall_time_s)
+
     def call_tool(self, name: str, args: Any) -> ToolCallRecord:
         """Run one tool call directly (classic function calling), through the same
         validation, approval, timeout and audit as calls from scripts.
@@ -251,9 +361,12 @@ class Session:
         ``args`` may be a dict or a JSON string; invalid JSON, unknown tools and
         schema violations come back as a record with ``ok=False``.
         """
-        ctx = RunContext(f"{self.id}-direct", self.id, self.runtime.limits.max_tool_calls,
-                         self.context)
-        self.runtime.dispatcher.call(ctx, name, args, source="direct")
+        ctx = self._direct_context()
+        previous = swap_bounds(ctx.bounds)
+        try:
+            self.runtime.dispatcher.call(ctx, name, args, source="direct")
+        finally:
+            swap_bounds(previous)
         if ctx.abort is not None:
             raise ctx.abort
         return ctx.records[0]
@@ -261,9 +374,12 @@ class Session:
     def call_tools(self, calls: Sequence[tuple[str, Any]]) -> list[ToolCallRecord]:
         """Several direct calls: read-only ones concurrently, writes serially in
         order; records come back in call order."""
-        ctx = RunContext(f"{self.id}-direct", self.id, self.runtime.limits.max_tool_calls,
-                         self.context)
-        self.runtime.dispatcher.call_many(ctx, list(calls), source="direct")
+        ctx = self._direct_context()
+        previous = swap_bounds(ctx.bounds)
+        try:
+            self.runtime.dispatcher.call_many(ctx, list(calls), source="direct")
+        finally:
+            swap_bounds(previous)
         if ctx.abort is not None:
             raise ctx.abort
         return list(ctx.records)

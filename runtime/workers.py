@@ -5,23 +5,66 @@ in a socket read or ``time.sleep`` can be neither interrupted nor abandoned
 there. :class:`HandoffWorkers` keeps idle threads parked on a lock and hands
 each call over with two lock operations, which costs a fraction of a
 ``ThreadPoolExecutor`` round trip (no queue, no ``Future``, no condition
-variable). A call that times out leaves its thread to finish alone; the
-thread rejoins the idle set when the call returns, and its result is dropped.
+variable).
+
+A call that times out is *abandoned*: it goes on in its thread (Python cannot
+stop a thread), its result is dropped, and the thread rejoins the idle set
+when the call returns. Abandoned calls are counted, runtime-wide and per
+:class:`AbandonCounter` (one per run): at either cap a call that needs a
+thread is refused with :class:`Overloaded` instead of leaking another one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
+
+MAX_IDLE_WORKERS = 64
+"""Idle threads kept parked; more exit when their call returns."""
 
 
 class CallTimedOut(Exception):
     """The call did not return within its timeout (it goes on in its thread)."""
 
 
+class Overloaded(Exception):
+    """Too many calls are still running past their timeout; no thread was started."""
+
+
+class AbandonCounter:
+    """Counts calls still running past their timeout (for one run, or a whole runtime)."""
+
+    __slots__ = ("_lock", "count", "limit", "total")
+
+    def __init__(self, limit: int) -> None:
+        self._lock = threading.Lock()
+        self.limit = limit
+        self.count = 0
+        """Abandoned calls whose thread is still running."""
+        self.total = 0
+        """Calls abandoned since this counter was made."""
+
+    def full(self) -> bool:
+        """True when no further call may be abandoned."""
+        return self.count >= self.limit
+
+    def add(self) -> None:
+        """One more call is running past its timeout."""
+        with self._lock:
+            self.count += 1
+            self.total += 1
+
+    def remove(self) -> None:
+        """An abandoned call returned; its thread is free again."""
+        with self._lock:
+            self.count -= 1
+
+
 class _Worker:
-    __slots__ = ("_done", "_go", "_job", "_owner", "_result", "_state", "abandoned")
+    __slots__ = ("_counters", "_done", "_go", "_job", "_notify", "_owner", "_result", "_state",
+                 "abandoned")
 
     def __init__(self, owner: HandoffWorkers) -> None:
         self._owner = owner
@@ -31,6 +74,8 @@ class _Worker:
         self._done.acquire()
         self._state = threading.Lock()
         self._job: Callable[[], Any] | None = None
+        self._notify: Callable[[], None] | None = None
+        self._counters: tuple[AbandonCounter, ...] = ()
         self._result: tuple[bool, Any] = (True, None)
         self.abandoned = False
         threading.Thread(target=self._loop, name="toolscript-tool", daemon=True).start()
@@ -50,19 +95,44 @@ class _Worker:
                 if self.abandoned:
                     self.abandoned = False
                     self._result = (True, None)
+                    counters, self._counters = self._counters, ()
+                    for counter in counters:
+                        counter.remove()
                     self._owner._park(self)
                     continue
+                notify, self._notify = self._notify, None
                 self._done.release()
+            if notify is not None:
+                with contextlib.suppress(BaseException):  # never let bookkeeping kill the loop
+                    notify()
 
-    def call(self, job: Callable[[], Any], timeout: float) -> Any:
+    def begin(self, job: Callable[[], Any], notify: Callable[[], None] | None) -> None:
+        """Start ``job``; ``notify()`` is called (on this worker's thread) when it returns."""
         self._job = job
+        self._notify = notify
         self._go.release()
-        if not self._done.acquire(timeout=timeout):
-            with self._state:
-                # The call may have finished between the timeout and here.
-                if not self._done.acquire(blocking=False):
-                    self.abandoned = True
-                    raise CallTimedOut
+
+    def wait(self, timeout: float | None) -> bool:
+        """True once the call returned (then :meth:`collect`); False on timeout."""
+        if timeout is None:
+            self._done.acquire()
+            return True
+        return self._done.acquire(timeout=max(timeout, 0.0))
+
+    def abandon(self, counters: tuple[AbandonCounter, ...]) -> bool:
+        """Give up on the running call; False if it returned meanwhile (then collect it)."""
+        with self._state:
+            if self._done.acquire(blocking=False):
+                return False
+            self.abandoned = True
+            self._notify = None
+            self._counters = counters
+            for counter in counters:
+                counter.add()
+            return True
+
+    def collect(self) -> Any:
+        """The result of a call that returned (its exception is raised); parks the worker."""
         ok, value = self._result
         self._result = (True, None)
         self._owner._park(self)
@@ -70,33 +140,79 @@ class _Worker:
             return value
         raise value
 
+    def call(self, job: Callable[[], Any], timeout: float | None,
+             counters: tuple[AbandonCounter, ...]) -> Any:
+        self.begin(job, None)
+        if not self.wait(timeout) and self.abandon(counters):
+            raise CallTimedOut
+        return self.collect()
+
     def stop(self) -> None:
         self._job = None
         self._go.release()
 
 
 class HandoffWorkers:
-    """A growing set of parked threads that run calls with a timeout."""
+    """A growing set of parked threads that run calls with a timeout.
 
-    def __init__(self) -> None:
+    Args:
+        max_abandoned: calls of the whole set that may run past their timeout.
+    """
+
+    def __init__(self, max_abandoned: int = 64) -> None:
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
         self._closed = False
+        self.abandoned = AbandonCounter(max_abandoned)
+        """The runtime-wide count of calls running past their timeout."""
 
-    def call(self, job: Callable[[], Any], timeout: float) -> Any:
-        """Run ``job()`` on a worker; its result or exception, or :class:`CallTimedOut`."""
+    def _take(self, run: AbandonCounter | None) -> _Worker:
+        if self.abandoned.full() or (run is not None and run.full()):
+            who = "this run" if run is not None and run.full() else "the host"
+            count = run.count if run is not None and run.full() else self.abandoned.count
+            raise Overloaded(
+                f"{count} earlier tool calls of {who} are still running past their timeout; "
+                "no new call starts until they finish"
+            )
         with self._lock:
             worker = self._idle.pop() if self._idle else None
-        if worker is None:
-            worker = _Worker(self)
-        return worker.call(job, timeout)
+        return worker if worker is not None else _Worker(self)
+
+    def _counters(self, run: AbandonCounter | None) -> tuple[AbandonCounter, ...]:
+        return (self.abandoned,) if run is None else (self.abandoned, run)
+
+    def call(self, job: Callable[[], Any], timeout: float | None,
+             run: AbandonCounter | None = None) -> Any:
+        """Run ``job()`` on a worker; its result or exception, or :class:`CallTimedOut`.
+
+        ``run`` counts this caller's abandoned calls (with its own cap).
+
+        Raises:
+            Overloaded: a cap on abandoned calls is reached; ``job`` did not start.
+        """
+        return self._take(run).call(job, timeout, self._counters(run))
+
+    def start(self, job: Callable[[], Any], notify: Callable[[], None],
+              run: AbandonCounter | None = None) -> Started:
+        """Start ``job()`` on a worker and return at once; ``notify()`` runs when it returns.
+
+        Raises:
+            Overloaded: a cap on abandoned calls is reached; ``job`` did not start.
+        """
+        worker = self._take(run)
+        worker.begin(job, notify)
+        return Started(worker, self._counters(run))
 
     def _park(self, worker: _Worker) -> None:
         with self._lock:
-            if not self._closed:
+            if not self._closed and len(self._idle) < MAX_IDLE_WORKERS:
                 self._idle.append(worker)
                 return
         worker.stop()
+
+    def idle(self) -> int:
+        """Parked threads ready for a call."""
+        return len(self._idle)
 
     def shutdown(self) -> None:
         """Let idle workers exit; busy ones exit when their call returns."""
@@ -105,3 +221,35 @@ class HandoffWorkers:
             idle, self._idle = self._idle, []
         for worker in idle:
             worker.stop()
+
+
+class Started:
+    """A call started with :meth:`HandoffWorkers.start`."""
+
+    __slots__ = ("_counters", "_ready", "_worker")
+
+    def __init__(self, worker: _Worker, counters: tuple[AbandonCounter, ...]) -> None:
+        self._worker = worker
+        self._counters = counters
+        self._ready = False
+
+    def poll(self) -> bool:
+        """True once the call returned (then take :meth:`result`); never waits."""
+        if not self._ready:
+            self._ready = self._worker.wait(0.0)
+        return self._ready
+
+    def result(self) -> Any:
+        """The value of a call :meth:`poll` saw returned (or raise its exception)."""
+        assert self._ready, "poll() first"
+        return self._worker.collect()
+
+    def abandon(self) -> bool:
+        """Stop waiting for the call (it goes on, counted as abandoned); False if it
+        returned meanwhile (then take :meth:`result`)."""
+        if self._ready:
+            return False
+        if self._worker.abandon(self._counters):
+            return True
+        self._ready = True
+        return False

@@ -1,7 +1,8 @@
 """Copy values across the sandbox boundary as plain JSON data.
 
 Whatever crosses between host and sandbox is JSON: ``dict`` with string keys,
-``list``, ``str``, ``int``, finite ``float``, ``bool`` and ``None``. Process
+``list``, ``str``, ``int`` (of at most 4,300 digits: what ``json`` can encode
+under the interpreter's default limit), finite ``float``, ``bool`` and ``None``. Process
 backends get this for free from the encoder; the inprocess backend calls
 :func:`to_json_data` so that no host object (and no sandbox object with
 overridden methods) ever crosses by reference.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any
 
 _encoder = json.JSONEncoder(allow_nan=False, check_circular=True)
@@ -20,7 +22,11 @@ class NotJSONData(ValueError):
     """The value cannot be represented as JSON data."""
 
 
-_SCALARS = frozenset({str, int, bool, type(None)})
+_SCALARS = frozenset({str, bool, type(None)})
+_MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+_INT_BOUND = 10**_MAX_DIGITS
+_INT_FLOOR = -_INT_BOUND
+"""Integers must stay strictly between these (at most ``_MAX_DIGITS`` digits)."""
 
 
 def _fast_copy(value: Any, depth: int) -> Any:
@@ -29,6 +35,10 @@ def _fast_copy(value: Any, depth: int) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
+    if kind is int:
+        if _INT_FLOOR < value < _INT_BOUND:
+            return value
+        raise NotJSONData(f"an integer of more than {_MAX_DIGITS} digits cannot be JSON data")
     if kind is float:
         if math.isfinite(value):
             return value
@@ -40,11 +50,14 @@ def _fast_copy(value: Any, depth: int) -> Any:
         for key, item in value.items():
             if type(key) is not str:
                 raise _SlowPath
-            copy[key] = item if type(item) in _SCALARS else _fast_copy(item, depth + 1)
+            copy[key] = (item if (t := type(item)) in _SCALARS
+                         or (t is int and _INT_FLOOR < item < _INT_BOUND)
+                         else _fast_copy(item, depth + 1))
         return copy
     if kind is list or kind is tuple:
-        return [item if type(item) in _SCALARS else _fast_copy(item, depth + 1)
-                for item in value]
+        return [item if (t := type(item)) in _SCALARS
+                or (t is int and _INT_FLOOR < item < _INT_BOUND)
+                else _fast_copy(item, depth + 1) for item in value]
     raise _SlowPath
 
 

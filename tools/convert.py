@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import pydantic_models
+from .hosttypes import host_json
 from .schema import (
     SchemaBuilder,
     is_typeddict,
@@ -199,6 +200,9 @@ def json_default(obj: Any) -> Any:
         return obj.isoformat()
     if isinstance(obj, uuid.UUID):
         return str(obj)
+    text = host_json(obj)  # Decimal, timedelta, paths, IP addresses...: as pydantic sends them
+    if text is not None:
+        return text
     raise TypeError(f"{type(obj).__qualname__} is not JSON data")
 
 

@@ -10,14 +10,20 @@ well under a microsecond; when it is not sure, ``jsonschema`` decides and its
 errors become :class:`Problem` objects with a path and a reason, joined into
 one message a model can act on::
 
-    get_daily_revenue(): argument 'date': 5 is not of type 'string'; missing
-    required argument 'store_id'
+    get_daily_revenue(): argument 'date': expected a string, got the integer 5
+    — write '5'; missing required argument 'store_id' (a string)
+
+The wording (what was expected, what came, what to send) lives in
+:mod:`toolscript.tools.argmessages`.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import itertools
+import reprlib
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,13 +34,19 @@ import jsonschema.validators
 
 from toolscript.errors import SchemaError
 
+from .argmessages import enum_reason, missing_reason, type_reason, unexpected_reason
 from .fastpath import FastCheck, compile_fast_check
+from .finite import NON_FINITE_REASON, has_non_finite, non_finite_paths
+from .formats import FORMAT_CHECKER
 
 __all__ = [
     "ArgsValidator",
     "ArgumentError",
     "Problem",
+    "ValidationBounds",
+    "ValidationTimeout",
     "make_jsonschema_validator",
+    "swap_bounds",
 ]
 
 ProblemKind = Literal["invalid", "missing", "unexpected"]
@@ -48,8 +60,111 @@ def _is_strict_integer(checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+@dataclass(frozen=True)
+class ValidationBounds:
+    """How much host work validating one call's arguments may cost.
+
+    Attributes:
+        max_items: values (containers and scalars) the full validator examines;
+            more and the arguments are refused before it starts.
+        max_depth: nesting depth of containers the full validator examines.
+        deadline: a ``time.monotonic()`` value; a schema keyword reached after
+            it raises :class:`ValidationTimeout`. None: no deadline.
+        max_problems: errors collected before the report stops.
+    """
+
+    max_items: int = 100_000
+    max_depth: int = 100
+    deadline: float | None = None
+    max_problems: int = 20
+
+
+DEFAULT_BOUNDS = ValidationBounds()
+"""The bounds in force when none were installed (no deadline)."""
+
+
+class ValidationTimeout(Exception):
+    """Validating arguments passed the deadline of the installed :class:`ValidationBounds`."""
+
+
+_local = threading.local()
+
+
+def swap_bounds(bounds: ValidationBounds | None) -> ValidationBounds | None:
+    """Install ``bounds`` for validations in this thread; return the previous ones.
+
+    ``None`` restores :data:`DEFAULT_BOUNDS`. Callers restore what they replaced::
+
+        previous = swap_bounds(ValidationBounds(deadline=time.monotonic() + 2))
+        try:
+            tool.validate(args)
+        finally:
+            swap_bounds(previous)
+    """
+    previous: ValidationBounds | None = getattr(_local, "bounds", None)
+    _local.bounds = bounds
+    return previous
+
+
+def current_bounds() -> ValidationBounds:
+    """The bounds installed in this thread (or :data:`DEFAULT_BOUNDS`)."""
+    bounds: ValidationBounds | None = getattr(_local, "bounds", None)
+    return bounds if bounds is not None else DEFAULT_BOUNDS
+
+
+def _json_key(value: Any) -> Any:
+    """A hashable key equal for JSON-equal values (``1 == 1.0``, ``True != 1``,
+    objects compared without key order), as ``jsonschema``'s ``uniqueItems``."""
+    kind = type(value)
+    if kind is bool:
+        return ("b", value)
+    if kind is int or kind is float:
+        return ("n", value)
+    if kind is str:
+        return ("s", value)
+    if value is None:
+        return ("z",)
+    if isinstance(value, Mapping):
+        return ("d", frozenset((k, _json_key(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("l", tuple(_json_key(v) for v in value))
+    return ("o", id(value))  # not JSON: never equal to another item
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """``uniqueItems`` in linear time (``jsonschema``'s own is quadratic on mixed items)."""
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[Any] = set()
+    for item in instance:
+        key = _json_key(item)
+        if key in seen:
+            yield jsonschema.exceptions.ValidationError(
+                f"{_short(instance)} has non-unique elements"
+            )
+            return
+        seen.add(key)
+
+
+def _timed(check: Callable[..., Any]) -> Callable[..., Any]:
+    """A keyword function that first checks the installed deadline."""
+
+    def timed(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        bounds: ValidationBounds | None = getattr(_local, "bounds", None)
+        if bounds is not None and bounds.deadline is not None and (
+            time.monotonic() > bounds.deadline
+        ):
+            raise ValidationTimeout("validating the arguments passed the run's deadline")
+        return check(validator, value, instance, schema)
+
+    return timed
+
+
+_KEYWORDS = {**jsonschema.Draft202012Validator.VALIDATORS, "uniqueItems": _unique_items}
+
 _StrictValidator: Any = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
     jsonschema.Draft202012Validator,
+    validators={keyword: _timed(check) for keyword, check in _KEYWORDS.items()},
     type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", _is_strict_integer
     ),
@@ -71,7 +186,7 @@ def make_jsonschema_validator(
         _StrictValidator.check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:
         raise SchemaError(f"invalid JSON Schema: {exc.message}") from exc
-    checker = _StrictValidator.FORMAT_CHECKER if check_formats else None
+    checker = FORMAT_CHECKER if check_formats else None  # date-time: offset optional
     validator: jsonschema.protocols.Validator = _StrictValidator(schema, format_checker=checker)
     return validator
 
@@ -152,23 +267,51 @@ class ArgsValidator:
             order = list(props) if isinstance(props, Mapping) else []
         self._order = {name: i for i, name in enumerate(order)}
 
-    def is_valid(self, args: Any) -> bool:
-        """True if ``args`` is valid (fast path first, then ``jsonschema``)."""
+    def _fast_ok(self, args: Any) -> bool:
+        """True if the compiled fast path certainly accepts ``args``."""
         fast = self.fast
         if fast is not None:
             try:
-                if fast(args):
-                    return True
+                return bool(fast(args))
             except Exception:  # e.g. RecursionError on absurdly deep data
-                pass
-        return bool(self._validator.is_valid(args))
+                return False
+        return False
+
+    def is_valid(self, args: Any) -> bool:
+        """True if ``args`` is valid (fast path first, then bounded ``jsonschema``) and
+        holds no NaN or infinity (see :mod:`toolscript.tools.finite`)."""
+        if self._fast_ok(args):
+            return not has_non_finite(args)
+        return not self.problems(args)
 
     def problems(self, args: Any) -> list[Problem]:
-        """Every problem with ``args`` (empty if valid), most actionable first."""
+        """The problems with ``args`` (empty if valid), most actionable first.
+
+        Bounded by the installed :class:`ValidationBounds`: arguments over
+        their size or depth give one problem saying so, and at most
+        ``max_problems`` schema errors are reported.
+
+        Raises:
+            ValidationTimeout: the bounds' deadline passed.
+        """
+        bounds = current_bounds()
+        too_big = _measure(args, bounds)
+        if too_big is not None:
+            return [too_big]
         found: dict[tuple[str, str], tuple[tuple[Any, ...], Problem]] = {}
-        for error in self._validator.iter_errors(args):
-            for parts, problem in _translate(error):
-                found.setdefault((problem.path, problem.reason), (parts, problem))
+        defs = self.schema.get("$defs")
+        defs = defs if isinstance(defs, Mapping) else {}
+        try:
+            errors = itertools.islice(self._validator.iter_errors(args), bounds.max_problems)
+            for error in errors:
+                for parts, problem in _translate(error, defs, bounds.max_problems):
+                    found.setdefault((problem.path, problem.reason), (parts, problem))
+        except RecursionError:
+            return [Problem(ROOT, "the arguments are nested too deeply to validate; "
+                                  "pass flatter data")]
+        for parts, number in non_finite_paths(args):
+            problem = Problem(render_path(parts), f"{number!r} {NON_FINITE_REASON}")
+            found.setdefault((problem.path, problem.reason), (parts, problem))
         kinds = {"invalid": 0, "missing": 1, "unexpected": 2}
 
         def key(item: tuple[tuple[Any, ...], Problem]) -> tuple[Any, ...]:
@@ -179,18 +322,52 @@ class ArgsValidator:
         return [problem for _, problem in sorted(found.values(), key=key)]
 
     def check(self, tool: str, args: Any) -> None:
-        """Raise :class:`ArgumentError` naming ``tool`` if ``args`` is invalid."""
-        if self.is_valid(args):
-            if self.post_check is not None:
-                problems = self.post_check(args)
-                if problems:
-                    raise ArgumentError(tool, problems)
-            return
-        problems = self.problems(args) or [Problem(ROOT, "arguments are invalid")]
-        raise ArgumentError(tool, problems)
+        """Raise :class:`ArgumentError` naming ``tool`` if ``args`` is invalid.
+
+        Raises:
+            ArgumentError: the arguments are invalid (or over the size bounds).
+            ValidationTimeout: the installed deadline passed while validating.
+        """
+        if not self._fast_ok(args) or has_non_finite(args):
+            problems = self.problems(args)
+            if problems:
+                raise ArgumentError(tool, problems)
+        if self.post_check is not None:
+            problems = self.post_check(args)
+            if problems:
+                raise ArgumentError(tool, problems)
+
+
+def _measure(args: Any, bounds: ValidationBounds) -> Problem | None:
+    """A problem if ``args`` hold more values or deeper nesting than ``bounds``
+    allow (one linear pass, without recursion)."""
+    count = 1
+    stack: list[tuple[Any, int]] = [(args, 1)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is not dict and kind is not list and kind is not tuple:
+            continue
+        if depth > bounds.max_depth:
+            return Problem(ROOT, f"the arguments are nested more than {bounds.max_depth} "
+                                 "levels deep; pass flatter data")
+        children = item.values() if kind is dict else item
+        count += len(children)
+        if count > bounds.max_items:
+            return Problem(ROOT, f"the arguments hold more than {bounds.max_items} values; "
+                                 "pass less data per call (split it into several calls)")
+        for child in children:
+            child_kind = type(child)
+            if child_kind is dict or child_kind is list or child_kind is tuple:
+                stack.append((child, depth + 1))
+    return None
 
 
 # -- error translation ------------------------------------------------------------
+
+
+MAX_PATH_PART = 80
+"""Characters of one key shown in a problem's path (longer keys are cut)."""
 
 
 def render_path(parts: Iterable[Any]) -> str:
@@ -199,6 +376,8 @@ def render_path(parts: Iterable[Any]) -> str:
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif isinstance(part, str) and len(part) > MAX_PATH_PART:
+            out += f"[{part[:MAX_PATH_PART]!r}...]"
         elif isinstance(part, str) and part.isidentifier():
             out += f".{part}" if out else part
         else:
@@ -206,8 +385,26 @@ def render_path(parts: Iterable[Any]) -> str:
     return out or ROOT
 
 
+_bounded_repr = reprlib.Repr()
+_bounded_repr.maxlevel = 8
+_bounded_repr.maxlist = _bounded_repr.maxtuple = _bounded_repr.maxdict = 8
+_bounded_repr.maxstring = _bounded_repr.maxother = 80
+_bounded_repr.maxlong = 80
+
+
 def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
+    """``repr(value)`` cut at ``limit`` characters, in time bounded by ``limit``
+    (never the repr of a whole huge or deeply nested value)."""
+    kind = type(value)
+    try:
+        if kind is str:
+            text = repr(value[: limit + 1])
+        elif kind in (int, float, bool) or value is None:
+            text = _bounded_repr.repr(value) if kind is int else repr(value)
+        else:
+            text = _bounded_repr.repr(value)
+    except Exception:  # e.g. RecursionError
+        text = f"<{kind.__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -218,9 +415,10 @@ def _types(value: Any) -> str:
 
 
 def _translate(
-    error: jsonschema.exceptions.ValidationError,
+    error: jsonschema.exceptions.ValidationError, defs: Mapping[str, Any], limit: int = 20
 ) -> list[tuple[tuple[Any, ...], Problem]]:
-    """One jsonschema error -> problems (with their path parts, for ordering)."""
+    """One jsonschema error -> at most ``limit`` problems (with their path parts,
+    for ordering)."""
     parts = tuple(error.absolute_path)
     kw = error.validator
     value: Any = error.validator_value
@@ -228,21 +426,14 @@ def _translate(
     top = not parts
 
     if kw == "required" and isinstance(inst, dict):
+        props = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
         out = []
-        for name in value:
+        for name in value[:limit] if isinstance(value, list) else value:
             if name not in inst:
                 sub = (*parts, name)
                 noun = "argument" if top else "field"
-                out.append(
-                    (
-                        sub,
-                        Problem(
-                            render_path(sub),
-                            f"missing required {noun} '{render_path(sub)}'",
-                            "missing",
-                        ),
-                    )
-                )
+                reason = missing_reason(render_path(sub), noun, props.get(name), defs)
+                out.append((sub, Problem(render_path(sub), reason, "missing")))
         return out
     if kw == "additionalProperties" and value is False and isinstance(inst, dict):
         props = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
@@ -251,22 +442,18 @@ def _translate(
         for name in inst:
             if name in props:
                 continue
+            if len(out) >= limit:
+                break
             sub = (*parts, name)
             noun = "argument" if top else "field"
-            close = difflib.get_close_matches(str(name), known, n=1)
-            if close:
-                hint = f" (did you mean '{close[0]}'?)"
-            elif known:
-                hint = f" (valid {noun}s: {', '.join(known)})"
-            else:
-                hint = f" (no {noun}s are accepted)"
             path = render_path(sub)
-            out.append((sub, Problem(path, f"unexpected {noun} '{path}'{hint}", "unexpected")))
+            reason = unexpected_reason(str(name), path, known, noun)
+            out.append((sub, Problem(path, reason, "unexpected")))
         return out
     if kw in ("anyOf", "oneOf") and error.context:
         deeper = _best_branch(error)
         if deeper:
-            return [p for e in deeper for p in _translate(e)]
+            return [p for e in deeper[:limit] for p in _translate(e, defs, limit)][:limit]
     return [(parts, Problem(render_path(parts), _reason(error, top)))]
 
 
@@ -315,11 +502,11 @@ def _reason(error: jsonschema.exceptions.ValidationError, top: bool) -> str:
                 "arguments must be an object mapping argument names to values, "
                 f"got {type(inst).__name__}"
             )
-        return f"{shown} is not of type {_types(value)}"
-    if kw == "enum":
-        return f"{shown} is not one of {_short(value, 200)}"
+        return type_reason(inst, value)
+    if kw == "enum" and isinstance(value, list):
+        return enum_reason(inst, value)
     if kw == "const":
-        return f"{shown} is not {_short(value)}"
+        return enum_reason(inst, [value])
     if kw in ("anyOf", "oneOf"):
         options = [_summary(s) for s in value] if isinstance(value, list) else []
         return f"{shown} does not match any of: {', '.join(options)}"

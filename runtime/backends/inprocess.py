@@ -79,12 +79,41 @@ def _copy_reply(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 class InprocessSandbox:
-    """A sandbox server living in the host process."""
+    """A sandbox server living in the host process.
+
+    The interpreter turns everything a script raises into an error result;
+    should anything still escape a run, :meth:`handle` answers with a
+    ``sandbox_crashed`` result naming only the exception's type - the object
+    (the script's own, perhaps with a ``__str__`` that never returns) is
+    dropped without being formatted - and marks the sandbox ``broken``.
+    """
 
     def __init__(self) -> None:
         self.link = DirectLink()
         self.server = SandboxServer(self.link)
+        self.broken = False
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """Pass one protocol message to the server."""
-        return self.server.handle(message)
+        if message.get("type") != "run":
+            return self.server.handle(message)
+        try:
+            return self.server.handle(message)
+        except (KeyboardInterrupt, SystemExit):
+            raise  # the host's own signals (scripts cannot name these classes)
+        except BaseException as exc:
+            self.broken = True
+            kind = _type_name(type(exc))
+        return {
+            "type": "result", "id": message.get("id"), "ok": False, "value": None,
+            "stdout": "", "stdout_truncated": False,
+            "error": {"type": "sandbox_crashed",
+                      "message": f"the interpreter failed with {kind} and was reset; "
+                                 "variables from earlier runs of this session are lost"},
+        }
+
+
+def _type_name(cls: type) -> str:
+    """A class's ``__name__`` read from ``type`` itself (no metaclass code runs)."""
+    name = type.__dict__["__name__"].__get__(cls)
+    return name if type(name) is str else "an exception"

@@ -73,7 +73,7 @@ def test_approve_ask_yes_then_no() -> None:
     done, data = _budget("y\nn\n")
     assert data["value"]["over_budget"] == ["marketing", "support"]
     assert data["value"]["emails_sent"] == ["m1"]
-    assert done.stderr.count("Approve send_email(") == 2
+    assert done.stderr.count("Approve send_email (") == 2
     assert "head-of-marketing@example.com" in done.stderr  # the arguments are shown
     sends = [c for c in data["tool_calls"] if c["name"] == "send_email"]
     assert [c["approved"] for c in sends] == [True, False]
@@ -83,7 +83,7 @@ def test_approve_ask_yes_then_no() -> None:
 def test_approve_ask_all() -> None:
     done, data = _budget("a\n")
     assert data["value"]["emails_sent"] == ["m1", "m2"]
-    assert done.stderr.count("Approve send_email(") == 1  # the second call was not asked
+    assert done.stderr.count("Approve send_email (") == 1  # the second call was not asked
     reads = [c for c in data["tool_calls"] if c["name"] != "send_email"]
     assert all(c["approved"] for c in reads)
 

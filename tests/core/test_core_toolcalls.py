@@ -68,8 +68,9 @@ def test_every_attempt_is_recorded_in_order(fresh: Any) -> None:
 def test_positional_and_keyword_binding(fresh: Any) -> None:
     result = fresh.run("[add(1, 2), add(1, b=2), add(a=1, b=2), add(b=2, a=1), add(5)]")
     assert result.value == [3, 3, 3, 3, 5]
+    # records hold the final arguments: an omitted argument shows with its default
     assert [r.args for r in result.tool_calls] == [
-        {"a": 1, "b": 2}, {"a": 1, "b": 2}, {"a": 1, "b": 2}, {"b": 2, "a": 1}, {"a": 5}]
+        {"a": 1, "b": 2}, {"a": 1, "b": 2}, {"a": 1, "b": 2}, {"b": 2, "a": 1}, {"a": 5, "b": 0}]
 
 
 def test_too_many_positional_arguments(fresh: Any) -> None:

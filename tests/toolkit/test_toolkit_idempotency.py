@@ -15,7 +15,7 @@ from toolscript.runtime.idempotency import (
 )
 from toolscript.tools import IdempotencyKey
 
-from toolscript import Runtime, tool
+from toolscript import Injected, Runtime, tool
 from toolscript.errors import ToolDefinitionError
 
 ACTED: list[tuple[str, int, str]] = []
@@ -49,7 +49,14 @@ def slow_charge(account: str, cents: int) -> dict[str, object]:
     return {"charged": cents, "attempt": len(ACTED)}
 
 
-TOOLS = [place_order, send_invoice, slow_charge]
+@tool(idempotent="global")
+def transfer(account: str, cents: int, key: IdempotencyKey) -> dict[str, object]:
+    """Move money (acts once per key, across runs and sessions)."""
+    ACTED.append((account, cents, key))
+    return {"transfer": len(ACTED), "account": account, "cents": cents}
+
+
+TOOLS = [place_order, send_invoice, slow_charge, transfer]
 
 
 @pytest.fixture(autouse=True)
@@ -120,13 +127,23 @@ def test_session_scope_and_classic_calls():
 
 def test_script_supplied_keys(backend):
     with Runtime(TOOLS, backend=backend) as rt:
-        first = run_ok(rt, "place_order('K', 1, idempotency_key='order-42')")
-        assert run_ok(rt, "place_order('K', 1, idempotency_key='order-42')") == first
+        first = run_ok(rt, "transfer('K', 1, idempotency_key='order-42')")
+        assert run_ok(rt, "transfer('K', 1, idempotency_key='order-42')") == first
         assert ACTED == [("K", 1, "order-42")]
-        reused = rt.run("place_order('K', 2, idempotency_key='order-42')")
+        reused = rt.run("transfer('K', 2, idempotency_key='order-42')")
         assert not reused.ok and reused.error is not None
         assert "already used with other arguments" in reused.error.message
         assert len(ACTED) == 1
+
+
+def test_a_script_key_lives_in_the_declared_scope(backend):
+    """``idempotent=True`` is run-scoped: the same script key in another run is another call."""
+    with Runtime(TOOLS, backend=backend) as rt:
+        twice = run_ok(rt, "[place_order('K', 1, idempotency_key='k-1'), "
+                           "place_order('K', 1, idempotency_key='k-1')]")
+        assert twice[0] == twice[1]
+        assert run_ok(rt, "place_order('K', 1, idempotency_key='k-1')")["order"] == 2
+    assert [a[2] for a in ACTED] == ["k-1", "k-1"]
 
 
 def test_a_failed_call_releases_its_key(backend):
@@ -140,7 +157,7 @@ def test_a_failed_call_releases_its_key(backend):
 
 def test_sqlite_store_survives_a_restart(tmp_path: Path, backend):
     db = tmp_path / "keys.sqlite"
-    code = "place_order('S', 1, idempotency_key='nightly-2026-08-24')"
+    code = "transfer('S', 1, idempotency_key='nightly-2026-08-24')"
     with Runtime(TOOLS, backend=backend, idempotency_store=SQLiteIdempotencyStore(db)) as rt:
         first = run_ok(rt, code)
     with Runtime(TOOLS, backend=backend, idempotency_store=SQLiteIdempotencyStore(db)) as rt:
@@ -217,3 +234,81 @@ def test_done_entries_expire_after_ttl(tmp_path: Path):
         assert store.claim("k", "fp", 0).status == "acquired"
         store.complete("k", 1)
         assert store.claim("k", "fp", 0).status == "acquired"
+
+
+# --- keys never cross users, tenants or scopes ------------------------------------------
+
+
+@tool(idempotent="global")
+def pay_invoice(invoice: str, user_id: Injected[str], key: IdempotencyKey) -> dict[str, object]:
+    """Pay an invoice from the current user's account (acts once per key)."""
+    ACTED.append((invoice, 0, f"{user_id}:{key}"))
+    return {"paid_by": user_id, "invoice": invoice, "payment": len(ACTED)}
+
+
+@tool(idempotent="global")
+def publish(text: str) -> int:
+    """Publish a notice (once per text, across runs)."""
+    ACTED.append(("publish", 0, text))
+    return len(ACTED)
+
+
+def _shared_store(kind: str, tmp_path: Path) -> IdempotencyStore:
+    return InMemoryIdempotencyStore() if kind == "memory" else SQLiteIdempotencyStore(
+        tmp_path / "keys.sqlite")
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_two_users_never_see_each_others_results(backend, kind: str, tmp_path: Path):
+    store = _shared_store(kind, tmp_path)
+    with Runtime([pay_invoice], backend=backend, idempotency_store=store) as rt:
+        keyed = "pay_invoice('inv-1', idempotency_key='pay-1')"
+        derived = "pay_invoice('inv-2')"
+        alice = rt.run(keyed, context={"user_id": "alice"})
+        bob = rt.run(keyed, context={"user_id": "bob"})
+        assert alice.ok and bob.ok, (alice.error, bob.error)
+        assert alice.value["paid_by"] == "alice" and bob.value["paid_by"] == "bob"
+        assert [c.replayed for c in alice.tool_calls + bob.tool_calls] == [False, False]
+        # Bob's own derived key (same arguments) runs Bob's call, not a replay of Alice's.
+        assert run_ok(rt, derived, context={"user_id": "alice"})["paid_by"] == "alice"
+        assert run_ok(rt, derived, context={"user_id": "bob"})["paid_by"] == "bob"
+        # Each user's retry is still answered from that user's own first call.
+        again = rt.run(keyed, context={"user_id": "alice"})
+        assert again.value == alice.value and again.tool_calls[0].replayed
+    payers = [(invoice, who.split(":")[0]) for invoice, _, who in ACTED]
+    assert payers == [("inv-1", "alice"), ("inv-1", "bob"), ("inv-2", "alice"), ("inv-2", "bob")]
+    store.close()
+
+
+def test_a_user_cannot_probe_another_users_key_with_other_arguments(backend):
+    with Runtime([pay_invoice], backend=backend) as rt:
+        run_ok(rt, "pay_invoice('inv-1', idempotency_key='k')", context={"user_id": "alice"})
+        # Same key, other arguments, other user: a call of its own, not a conflict report.
+        probe = rt.run("pay_invoice('inv-9', idempotency_key='k')", context={"user_id": "bob"})
+    assert probe.ok, probe.error
+    assert probe.value["paid_by"] == "bob" and probe.value["invoice"] == "inv-9"
+
+
+def test_tenants_are_separate_namespaces(backend):
+    with Runtime([publish], backend=backend) as rt:
+        acme = run_ok(rt, "publish('maintenance tonight')",
+                      context={"idempotency_tenant": "acme"})
+        other = run_ok(rt, "publish('maintenance tonight')",
+                       context={"idempotency_tenant": "globex"})
+        assert acme != other and len(ACTED) == 2
+        with rt.session(context={"idempotency_tenant": "acme"}) as session:
+            replay = session.run("publish('maintenance tonight')")
+        assert replay.value == acme and replay.tool_calls[0].replayed
+    assert len(ACTED) == 2
+
+
+def test_a_script_key_of_one_session_is_not_seen_by_another(backend):
+    with Runtime(TOOLS, backend=backend) as rt:
+        code = "send_invoice('c9', idempotency_key='inv-c9')"
+        with rt.session() as first, rt.session() as second:
+            a = first.run(code)
+            b = second.run(code)
+            again = first.run(code)
+    assert a.ok and b.ok and again.ok, (a.error, b.error, again.error)
+    assert a.value != b.value and again.value == a.value
+    assert [r.tool_calls[0].replayed for r in (a, b, again)] == [False, False, True]
