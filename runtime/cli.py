@@ -16,45 +16,14 @@ from typing import Any, TextIO
 
 from toolscript.errors import ToolscriptError
 
-from .approval import ApprovalHook, Decision, ToolCallRequest, named_policy
+from .approval import ApprovalHook, named_policy
+from .approval_prompt import TerminalApproval
 from .limits import Limits
 from .results import RunResult
 
 EXIT_OK = 0
 EXIT_SCRIPT_FAILED = 1
 EXIT_USAGE = 2
-
-
-class TerminalApproval:
-    """``--approve ask``: show each call that writes (or requires approval) and wait
-    for y/n, or a = approve all calls of this tool for this run."""
-
-    def __init__(self, stdin: TextIO | None = None, stderr: TextIO | None = None) -> None:
-        self.stdin = stdin or sys.stdin
-        self.stderr = stderr or sys.stderr
-        self.always: set[str] = set()
-
-    def __call__(self, request: ToolCallRequest) -> Decision:
-        if request.read_only and not request.requires_approval:
-            return Decision.allow("read-only")
-        if request.tool in self.always:
-            return Decision.allow("approved for all calls of this tool in this run")
-        args = json.dumps(request.args, ensure_ascii=False)
-        if len(args) > 500:
-            args = args[:500] + "..."
-        self.stderr.write(f"\nApprove {request.tool}({args})? [y]es / [n]o / [a]ll calls of "
-                          f"{request.tool}: ")
-        self.stderr.flush()
-        answer = self.stdin.readline()
-        if not answer:
-            return Decision.deny("no answer (end of input)")
-        answer = answer.strip().lower()
-        if answer in ("a", "all"):
-            self.always.add(request.tool)
-            return Decision.allow("approved at the terminal for all calls of this tool")
-        if answer in ("y", "yes"):
-            return Decision.allow("approved at the terminal")
-        return Decision.deny("denied at the terminal")
 
 
 def approval_from_name(name: str) -> ApprovalHook | None:
@@ -72,21 +41,36 @@ def add_common_runtime_options(parser: argparse.ArgumentParser) -> None:
                         choices=["inprocess", "subprocess", "docker"],
                         help="where scripts run (default: the profile's, else subprocess)")
     parser.add_argument("--approve", default=None, choices=["allow", "ask", "deny", "default"],
-                        help="approval of tool calls: allow all, ask at the terminal, deny "
-                        "writes, or default (deny only tools that require approval); default: "
-                        "the profile's, else default")
+                        help="approval of tool calls, from the most to the least permissive: "
+                        "allow (every call), default (all but tools that require approval), "
+                        "ask (read-only calls; every other call is asked at the terminal), "
+                        "deny (read-only calls of tools that do not require approval); "
+                        "default: the profile's, else default")
     parser.add_argument("--timeout", type=float, default=None, metavar="S",
                         help="wall-clock limit of a run in seconds (default 30)")
     parser.add_argument("--memory-mb", type=int, default=None, help="memory limit in MiB")
+    parser.add_argument("--audit", default=None, metavar="PATH",
+                        help="append a record of every tool call to this audit log (keyed "
+                        "with $TOOLSCRIPT_AUDIT_KEY when set; default: the profile's)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="say which profile and settings the command runs with")
+    parser.set_defaults(builds_runtime=True)
 
 
 def apply_profile(args: argparse.Namespace) -> None:
-    """Fill unset common options from ``--profile`` (see runtime/config.py), else defaults."""
-    profile = None
-    if getattr(args, "profile", None) or getattr(args, "config", None):
-        from .config import load_config
+    """Resolve the profile in force and fill unset common options from it.
 
-        profile = load_config(args.config).profile(args.profile)
+    A command that builds a Runtime always looks for one (``--profile``, else
+    ``TOOLSCRIPT_PROFILE``, else the configuration's ``default_profile`` or
+    only profile; see :func:`~toolscript.runtime.config.select_profile`);
+    other commands only with ``--profile`` or ``--config``.
+    """
+    profile = None
+    if (getattr(args, "builds_runtime", False) or getattr(args, "profile", None)
+            or getattr(args, "config", None)):
+        from .config import select_profile
+
+        profile = select_profile(getattr(args, "profile", None), getattr(args, "config", None))
     args.profile_settings = profile
     if hasattr(args, "backend") and args.backend is None:
         args.backend = profile.backend if profile is not None else "subprocess"
@@ -94,28 +78,80 @@ def apply_profile(args: argparse.Namespace) -> None:
         args.approve = profile.approve if profile is not None else "default"
 
 
-def build_runtime(args: argparse.Namespace) -> Any:
-    """A Runtime from the common options (over the ``--profile``'s settings, if any)."""
-    from toolscript.tools import load_tools
+def runtime_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments for :class:`~toolscript.Runtime`: the whole resolved profile
+    (tools, backend, approval, limits, modules, backend options, context,
+    idempotency store, audit log) with the command line's options over it.
 
-    from .runtime import Runtime
+    The one place the command line turns a profile into a Runtime: ``run``,
+    ``batch``, ``agent`` and ``mcp serve`` all build theirs here.
+    """
+    from toolscript.tools import load_tools
 
     if not hasattr(args, "profile_settings"):
         apply_profile(args)
     profile = args.profile_settings
-    kwargs: dict[str, Any] = profile.runtime_kwargs() if profile is not None else {"tools": []}
+    audit_path = getattr(args, "audit", None)
+    kwargs: dict[str, Any] = (profile.runtime_kwargs(audit=audit_path is None)
+                              if profile is not None else {"tools": []})
     tools = list(kwargs.pop("tools"))
     for spec in args.tools:
         tools.extend(load_tools(spec))
+    if profile is not None and args.backend != profile.backend:
+        kwargs.pop("backend_options", None)  # they were written for the profile's backend
     changes: dict[str, Any] = {}
     if args.timeout is not None:
         changes["wall_time_s"] = args.timeout
     if args.memory_mb is not None:
         changes["memory_mb"] = args.memory_mb
     limits = kwargs.pop("limits", Limits())
-    kwargs.update(backend=args.backend, approve=approval_from_name(args.approve),
+    kwargs.update(tools=tools, backend=args.backend, approve=approval_from_name(args.approve),
                   limits=limits.with_changes(**changes))
-    return Runtime(tools=tools, **kwargs)
+    if audit_path is not None:
+        from .audit import AuditLog
+
+        kwargs["audit"] = AuditLog(audit_path)
+    if getattr(args, "verbose", False) or getattr(args, "global_verbose", False):
+        sys.stderr.write(describe_settings(profile, kwargs, args.approve) + "\n")
+        sys.stderr.flush()
+    return kwargs
+
+
+def describe_settings(profile: Any, kwargs: dict[str, Any], approve: str) -> str:
+    """One line for ``-v``: the profile in force (and how it was chosen), and the
+    settings the Runtime is built with."""
+    if profile is None:
+        head = "toolscript: no profile (no configuration file found)"
+    else:
+        head = (f"toolscript: profile {profile.name!r} (chosen by {profile.chosen_by}) "
+                f"from {profile.source}")
+    audit = kwargs.get("audit")
+    audit_text = "none" if audit is None else (
+        f"{getattr(audit, 'path', audit)}"
+        + (" (keyed)" if getattr(audit, "keyed", False) else " (unkeyed)"))
+    limits = kwargs["limits"]
+    context = sorted(kwargs.get("context") or {})
+    return (f"{head}; backend {kwargs['backend']}, approve {approve}, "
+            f"{len(kwargs['tools'])} tool(s), audit {audit_text}, "
+            f"wall_time_s={limits.wall_time_s}, max_tool_calls={limits.max_tool_calls}, "
+            f"memory_mb={limits.memory_mb}"
+            + (f", context keys {', '.join(context)}" if context else "")
+            + (f", required isolation {kwargs['require_isolation']}"
+               if kwargs.get("require_isolation") else ""))
+
+
+def build_runtime(args: argparse.Namespace) -> Any:
+    """A Runtime from the resolved profile and the common options (:func:`runtime_kwargs`)."""
+    from .runtime import Runtime
+
+    kwargs = runtime_kwargs(args)
+    try:
+        return Runtime(**kwargs)
+    except BaseException:
+        closer = getattr(kwargs.get("audit"), "close", None)
+        if callable(closer):
+            closer()
+        raise
 
 
 def _print_result(result: RunResult, as_json: bool, out: TextIO) -> None:
@@ -181,6 +217,7 @@ _EXTRA_COMMANDS: list[str] = [
     "toolscript.runtime.batch_cli:add_batch_command",
     "toolscript.runtime.mcp.cli:add_mcp_command",
     "toolscript.runtime.audit_cli:add_audit_commands",
+    "toolscript.runtime.doctor:add_doctor_command",
 ]
 
 
@@ -195,6 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "in pyproject.toml (default: $TOOLSCRIPT_PROFILE or default_profile)")
     parser.add_argument("--config", default=None, metavar="FILE",
                         help="configuration file (default: found from the working directory)")
+    parser.add_argument("-v", "--verbose", dest="global_verbose", action="store_true",
+                        help="say which profile and settings a command runs with")
+    from toolscript import __version__
+
+    parser.add_argument("--version", action="version", version=f"toolscript {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a script against tools")

@@ -12,11 +12,10 @@ from __future__ import annotations
 import decimal
 import gc
 import sys
-import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from . import watchdog
+from . import audithook, watchdog
 from .builtins import make_builtins
 from .codec import NotJSONData, json_size, to_json_data
 from .guards import AbortState, Guards, SandboxAbort
@@ -156,6 +155,7 @@ class Interpreter:
         """Run one script; return ``{ok, value, stdout, stdout_truncated, error}``."""
         limits = limits or RunLimits()
         self.output.reset(limits.max_output_chars)
+        audithook.bind(self.abort)
         try:
             compiled = compile_script(code, self.allowed_modules, SCRIPT_FILENAME)
         except SyntaxProblem as exc:
@@ -170,6 +170,8 @@ class Interpreter:
                 "message": "The sandbox refused this script: " + "; ".join(exc.errors),
                 "details": exc.errors, "retryable": True,
             })
+        except SandboxAbort as exc:  # the process sandbox's audit hook refused a step
+            return self._result(error={"type": exc.error_type, "message": exc.message})
 
         self.abort.clear()
         token = watchdog.arm(self.abort, limits.wall_s, limits.cpu_s)
@@ -224,18 +226,19 @@ class Interpreter:
         except ToolError as exc:
             return self._result(error={
                 "type": "tool_error",
-                "message": f"{type(exc).__name__}: {exc.message}",
-                "tool": exc.tool, "tool_error_type": exc.type, "line": _script_line(exc),
+                "message": f"{type(exc).__name__}: {_text(exc.message)}",
+                "tool": _text(exc.tool), "tool_error_type": _text(exc.type),
+                "line": _script_line(exc),
             })
         except RecursionError as exc:
             return self._result(error={
-                "type": "recursion_limit", "message": f"RecursionError: {exc}",
+                "type": "recursion_limit", "message": f"RecursionError: {_text(exc)}",
                 "line": _script_line(exc),
             })
         except MemoryError as exc:
             return self._result(error={
                 "type": "memory_limit",
-                "message": f"MemoryError: the script ran out of memory {exc}".strip(),
+                "message": f"MemoryError: the script ran out of memory {_text(exc)}".strip(),
                 "line": _script_line(exc),
             })
         except (KeyboardInterrupt, SystemExit):
@@ -245,7 +248,7 @@ class Interpreter:
             where = f" (line {line})" if line else ""
             return self._result(error={
                 "type": "script_error",
-                "message": f"{_type_name(exc)}: {exc}{where}{self._tools_hint(exc)}",
+                "message": f"{_type_name(exc)}: {_text(exc)}{where}{self._tools_hint(exc)}",
                 "exception": _type_name(exc), "line": line,
             })
 
@@ -273,17 +276,36 @@ class Interpreter:
         }
 
 
+def _text(value: Any) -> str:
+    """``str(value)`` as a plain ``str`` for the result: a script's exception may
+    have a ``__str__`` that raises, or returns a ``str`` subclass whose methods
+    would run script code wherever the host handles the text."""
+    try:
+        text = value if type(value) is str else str(value)
+        return text if type(text) is str else str.__str__(text)
+    except (SandboxAbort, KeyboardInterrupt, SystemExit):
+        raise  # a limit stopped the formatting, or the host's own signal
+    except BaseException:
+        return f"<unprintable {_type_name(value)}>"
+
+
 def _type_name(obj: Any) -> str:
     kind = obj if isinstance(obj, type) else type(obj)
     return kind.__name__
 
 
 def _script_line(exc: BaseException) -> int | None:
-    """The innermost line of the script in the exception's traceback."""
+    """The innermost line of the script in the exception's traceback.
+
+    Reads ``tb_frame`` itself rather than through ``traceback.walk_tb``: the
+    process sandboxes' audit hook allows that read from this function only.
+    """
     line = None
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        if frame.f_code.co_filename == SCRIPT_FILENAME:
-            line = lineno
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == SCRIPT_FILENAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
     return line
 
 

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any, BinaryIO
 
+from . import audithook
 from .interpreter import Interpreter, RunLimits
 from .protocol import PROTOCOL_VERSION, FrameError, StreamClosed, read_frame, write_frame
 from .toolcalls import HostLink
@@ -120,7 +121,8 @@ def apply_process_limits(limits: dict[str, Any]) -> None:
         _soft, hard = resource.getrlimit(kind)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
-        resource.setrlimit(kind, (value, value if hard != resource.RLIM_INFINITY else hard))
+        # The hard limit too: unprivileged (the walls dropped root), nothing can raise it again.
+        resource.setrlimit(kind, (value, value))
 
     if limits.get("memory_bytes"):
         lower(resource.RLIMIT_AS, int(limits["memory_bytes"]))
@@ -146,14 +148,28 @@ def before_run(limits: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def serve(reader: BinaryIO, writer: BinaryIO) -> int:
-    """Serve the protocol on two streams until ``shutdown`` or end of input."""
+def serve(
+    reader: BinaryIO,
+    writer: BinaryIO,
+    *,
+    walls: dict[str, Any] | None = None,
+    server_class: type[SandboxServer] = SandboxServer,
+) -> int:
+    """Serve the protocol on two streams until ``shutdown`` or end of input.
+
+    ``walls`` (the report of :func:`toolscript.sandbox.walls.apply`) goes to
+    the host in the ``ready`` message.
+    """
     link = StreamHostLink(reader, writer)
-    server = SandboxServer(link)
-    write_frame(writer, {
+    server = server_class(link)
+    ready: dict[str, Any] = {
         "type": "ready", "protocol": PROTOCOL_VERSION, "pid": os.getpid(),
         "python": ".".join(map(str, sys.version_info[:3])),
-    })
+        "audit_hook": audithook.installed(),
+    }
+    if walls is not None:
+        ready["walls"] = walls
+    write_frame(writer, ready)
     while True:
         try:
             message = read_frame(reader)
@@ -185,10 +201,22 @@ def _exit_when_orphaned(poll_s: float = 0.5) -> None:
     threading.Thread(target=watch, name="toolscript-orphan-watch", daemon=True).start()
 
 
-def main() -> int:
-    """Entry point of ``python -m toolscript.sandbox``: serve on stdin/stdout."""
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m toolscript.sandbox``: serve on stdin/stdout.
+
+    Start-up order: move the protocol streams aside, import everything the
+    sandbox will need, put up the OS walls (:mod:`.walls`), then start
+    threads and serve. Options (from the host): ``--walls JSON`` (a
+    :class:`~.walls.WallConfig`; default: every wall) and the tests' flag.
+    """
+    from . import walls
+
+    try:
+        config, test_hooks = _parse_options(sys.argv[1:] if argv is None else argv)
+    except ValueError as exc:
+        print(f"toolscript sandbox: {exc}", file=sys.stderr)
+        return 2
     threading.stack_size(512 * 1024)
-    _exit_when_orphaned()
     reader = os.fdopen(os.dup(0), "rb", buffering=0)
     writer = os.fdopen(os.dup(1), "wb", buffering=0)
     # Nothing but frames may reach the protocol channel: stray writes go to stderr.
@@ -198,4 +226,35 @@ def main() -> int:
     os.close(devnull)
     sys.stdout = sys.stderr
     reader_buffered = os.fdopen(reader.fileno(), "rb", buffering=65536, closefd=False)
-    return serve(reader_buffered, writer)
+    server_class = SandboxServer
+    if test_hooks:
+        from .walls.testing import TestHookServer
+
+        server_class = TestHookServer
+    walls.preload()
+    audithook.preload()
+    report = walls.apply(config)
+    if not test_hooks:  # a test that wants the hook installs it from its unrestricted code
+        audithook.install_audit_hook()
+    # Threads start only now: the walls apply to the calling thread and its future threads.
+    _exit_when_orphaned()
+    return serve(reader_buffered, writer, walls=report, server_class=server_class)
+
+
+def _parse_options(args: list[str]) -> tuple[Any, bool]:
+    from .walls.config import TEST_HOOKS_FLAG, WallConfig
+
+    config = WallConfig()
+    test_hooks = False
+    rest = list(args)
+    while rest:
+        option = rest.pop(0)
+        if option == "--walls" and rest:
+            config = WallConfig.from_json(rest.pop(0))
+        elif option == TEST_HOOKS_FLAG:
+            test_hooks = True
+        else:
+            raise ValueError(f"unknown option {option!r}")
+    if config.allow_fork and not test_hooks:
+        raise ValueError("walls.allow_fork is for tests only (needs --test-hooks)")
+    return config, test_hooks

@@ -19,21 +19,30 @@ Hierarchy::
     │   ├── ModelAuthError        401/403: missing or wrong API key, no access to the model
     │   ├── ModelUnavailableError 5xx/429/timeouts that outlasted the retries
     │   └── ModelResponseError    the endpoint answered with something unparsable
+    ├── AgentOutputError          no valid structured answer (output_type) within the turns
     └── BackendError              the sandbox backend failed
         ├── BackendUnavailable    e.g. no Docker daemon; the message says how to fix it
         ├── ImageError            the sandbox image is missing or speaks another protocol
         ├── SandboxStartError     the sandbox process or container did not start
-        └── ProtocolError         the sandbox sent something that is not the protocol
+        ├── ProtocolError         the sandbox sent something that is not the protocol
+        └── IsolationUnavailable  a wall named in require_isolation is missing (fail closed)
+
+Warnings (``warnings.warn``), for definitions that work but are probably wrong::
+
+    DependencyParameterWarning    a tool parameter looks like a host object (inject it)
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AgentOutputError",
     "ApprovalRequired",
     "BackendError",
     "BackendUnavailable",
     "ConfigurationError",
+    "DependencyParameterWarning",
     "ImageError",
+    "IsolationUnavailable",
     "ModelAuthError",
     "ModelEndpointError",
     "ModelRequestError",
@@ -103,6 +112,15 @@ class ModelResponseError(ModelEndpointError):
     """The endpoint's answer could not be parsed in the expected dialect."""
 
 
+class AgentOutputError(ToolscriptError):
+    """The model gave no valid structured answer (``output_type``) within the run's
+    turn budget; ``result`` is the run (its messages, steps and usage)."""
+
+    def __init__(self, message: str, result: object = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
 class BackendError(ToolscriptError):
     """The sandbox backend failed (infrastructure, not the script)."""
 
@@ -121,3 +139,18 @@ class SandboxStartError(BackendError):
 
 class ProtocolError(BackendError):
     """The sandbox sent a message that does not follow the wire protocol."""
+
+
+class IsolationUnavailable(BackendError):
+    """An OS wall the deployment requires (``require_isolation``) is missing, so
+    nothing runs; ``missing`` names the walls and the message gives each reason."""
+
+    def __init__(self, message: str, *, missing: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.missing = list(missing or [])
+
+
+class DependencyParameterWarning(UserWarning):
+    """A tool parameter looks like an object the host holds (an account, an inbox,
+    a client) rather than a value a model sends; the message names the fix
+    (``inject=`` or ``Injected[T]``)."""

@@ -11,9 +11,12 @@ from __future__ import annotations
 import abc
 import contextlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..limits import Limits
+
+if TYPE_CHECKING:
+    from ..isolation import IsolationReport
 
 
 class SandboxDied(Exception):
@@ -80,3 +83,23 @@ class Backend(abc.ABC):
 
     def shutdown(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release pooled resources (warm sandboxes). Idempotent."""
+
+    def handle_isolation(self, handle: SandboxHandle) -> IsolationReport:
+        """The walls one started sandbox reported in its ``ready`` message."""
+        from ..isolation import report_from_walls
+
+        return report_from_walls(self.name, getattr(handle, "ready_info", {}).get("walls"))
+
+    def isolation(self, spec: SandboxSpec | None = None) -> IsolationReport:
+        """The walls this backend's sandboxes get: one sandbox (for ``spec``) is started
+        and asked, once; the answer is kept, since every sandbox of a backend is set
+        up alike."""
+        report: IsolationReport | None = getattr(self, "_isolation_report", None)
+        if report is None:
+            handle = self.start(spec or SandboxSpec(limits=Limits()))
+            try:
+                report = self.handle_isolation(handle)
+            finally:
+                handle.kill()
+            self._isolation_report = report
+        return report

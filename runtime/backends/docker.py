@@ -13,9 +13,12 @@ Nothing is mounted. Hardening, all on by default::
 ``runtime="runsc"`` runs containers under gVisor where it is installed.
 
 Lifecycle: every container carries the label ``org.toolscript.managed=1`` and
-its owner's host and pid; it is removed when its handle is closed or killed,
-when the handle is garbage-collected, and at interpreter exit; :func:`gc`
-removes stale ones (``toolscript gc``). A container is never reused: a warm
+its owner's host, pid and process start time; it is removed when its handle is
+closed or killed, when the handle is garbage-collected, and at interpreter
+exit. A process killed before it could do that (``SIGKILL``, a crash) leaves
+its containers behind: every new :class:`DockerBackend` removes those whose
+owner on this host is gone (:func:`remove_orphans`), and :func:`gc` removes
+stale ones on demand (``toolscript gc``). A container is never reused: a warm
 pool (:class:`~toolscript.runtime.backends.pool.WarmPool`) hands out fresh
 ones that have already said ``ready``.
 
@@ -57,6 +60,8 @@ from .pool import WarmPool
 if TYPE_CHECKING:
     import docker
 
+    from ..isolation import IsolationReport
+
 POOL_WAIT_S = 10.0
 """Longest wait for a pool start already under way before starting a container cold."""
 
@@ -67,6 +72,7 @@ __all__ = [
     "DockerSandbox",
     "flush_removals",
     "gc",
+    "remove_orphans",
 ]
 
 log = logging.getLogger(__name__)
@@ -74,6 +80,8 @@ log = logging.getLogger(__name__)
 MANAGED_LABEL = "org.toolscript.managed"
 OWNER_HOST_LABEL = "org.toolscript.owner-host"
 OWNER_PID_LABEL = "org.toolscript.owner-pid"
+OWNER_START_LABEL = "org.toolscript.owner-start"
+"""The owner's start time (``/proc/<pid>/stat``): a reused pid is not the owner."""
 SANDBOX_UID = 10001
 
 _STDOUT, _STDERR = 1, 2
@@ -97,6 +105,7 @@ class ContainerConfig:
     network: bool = False
     runtime: str | None = None
     transport: str = "socket"
+    test_hooks: bool = False
 
     def create_kwargs(self, name: str, channel: SocketChannel | None = None) -> dict[str, Any]:
         """Keyword arguments of ``APIClient.create_host_config`` / ``create_container``.
@@ -129,11 +138,7 @@ class ContainerConfig:
                 "tty": False,
                 "network_disabled": not self.network,
                 "hostname": "sandbox",
-                "labels": {
-                    MANAGED_LABEL: "1",
-                    OWNER_HOST_LABEL: socket.gethostname(),
-                    OWNER_PID_LABEL: str(os.getpid()),
-                },
+                "labels": {MANAGED_LABEL: "1", **owner_labels()},
             },
         }
         if channel is not None:
@@ -146,7 +151,56 @@ class ContainerConfig:
             kwargs["container"]["stdin_open"] = False
             kwargs["container"]["entrypoint"] = BOOT_COMMAND
             kwargs["container"]["command"] = []
+        if self.test_hooks:
+            from toolscript.sandbox.walls.config import TEST_HOOKS_FLAG
+
+            kwargs["container"]["command"] = [TEST_HOOKS_FLAG]  # arguments of the entrypoint
         return kwargs
+
+
+def owner_labels() -> dict[str, str]:
+    """The labels that name this process as a container's owner."""
+    pid = os.getpid()
+    labels = {OWNER_HOST_LABEL: socket.gethostname(), OWNER_PID_LABEL: str(pid)}
+    stat = _process_stat(pid)
+    if stat is not None:
+        labels[OWNER_START_LABEL] = stat[1]
+    return labels
+
+
+def _process_stat(pid: int) -> tuple[str, str] | None:
+    """State and start time (clock ticks since boot) of process ``pid``, from
+    ``/proc``; ``None`` if it does not exist or there is no ``/proc``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # Fields 3 and 22; the command name (field 2) may hold spaces and parentheses.
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return (fields[0].decode(), fields[19].decode()) if len(fields) > 19 else None
+
+
+def owner_gone(labels: dict[str, str], host: str | None = None) -> bool:
+    """Whether the labels name an owner process on this host that no longer runs.
+
+    Containers of other hosts sharing the engine, and labels that name no pid,
+    are never judged gone. A killed owner that is not reaped yet (a zombie) is
+    gone, and so is a pid that runs again as another process (its start time
+    differs from the label's).
+    """
+    if labels.get(OWNER_HOST_LABEL) != (host or socket.gethostname()):
+        return False
+    pid = labels.get(OWNER_PID_LABEL, "")
+    if not pid.isdigit():
+        return False
+    if not _pid_alive(int(pid)):
+        return True
+    stat = _process_stat(int(pid))
+    if stat is None:  # no /proc: the pid runs, assume it is the owner
+        return False
+    state, start = stat
+    return state == "Z" or start != labels.get(OWNER_START_LABEL, start)
 
 
 # ------------------------------------------------------------ cleanup registry
@@ -572,6 +626,12 @@ class DockerBackend(Backend):
     container start. A spec with other container limits starts its own
     container. ``runtime="runsc"`` selects gVisor; ``network=True`` gives the
     container a network (off by default; only for tools that run inside).
+
+    Creating a backend first removes the containers that owners on this host
+    left behind when they were killed (:func:`remove_orphans`; names in
+    :attr:`orphans_removed`). ``test_hooks``: tests only, containers start with
+    the sandbox's test flag (unrestricted test code, see
+    ``toolscript.sandbox.walls.testing``); never in production.
     """
 
     name = "docker"
@@ -590,6 +650,7 @@ class DockerBackend(Backend):
         transport: str = "auto",
         start_timeout: float = 60.0,
         check: bool = True,
+        test_hooks: bool = False,
     ) -> None:
         if transport not in ("auto", "socket", "attach"):
             raise ConfigurationError(
@@ -599,6 +660,8 @@ class DockerBackend(Backend):
         self._api: docker.APIClient = self._client.api
         if check:
             check_image(image, client=self._client)
+        self.orphans_removed: list[str] = remove_orphans(self._api)
+        """Containers left behind by owners on this host that are gone, removed at start."""
         self.image = image
         self.pool_size = pool_size
         self.start_timeout = start_timeout
@@ -610,6 +673,7 @@ class DockerBackend(Backend):
             network=network,
             runtime=runtime,
             transport=_pick_transport(transport),
+            test_hooks=test_hooks,
         )
         self._auto_transport = transport == "auto"
         self._pools: dict[ContainerConfig, WarmPool[DockerSandbox]] = {}
@@ -639,6 +703,13 @@ class DockerBackend(Backend):
             if handle is not None:
                 return handle
         return self._start_cold(cfg, max(timeout, 1.0))
+
+    def handle_isolation(self, handle: SandboxHandle) -> IsolationReport:
+        """The walls the sandbox put up inside its container, plus the container's own."""
+        from ..isolation import container_walls, with_container
+
+        config = handle.config if isinstance(handle, DockerSandbox) else self._base
+        return with_container(super().handle_isolation(handle), container_walls(config))
 
     @property
     def transport(self) -> str:
@@ -727,11 +798,35 @@ def gc(all: bool = False, *, client: docker.DockerClient | None = None) -> list[
         labels = info.get("Labels") or {}
         stale = all or info.get("State") != "running"
         if not stale and labels.get(OWNER_HOST_LABEL) == me:
-            pid = labels.get(OWNER_PID_LABEL, "")
-            stale = not (pid.isdigit() and _pid_alive(int(pid)))
+            stale = not labels.get(OWNER_PID_LABEL, "").isdigit() or owner_gone(labels, me)
         if stale:
             _force_remove(api, info["Id"])
             removed.append((info.get("Names") or [info["Id"][:12]])[0].lstrip("/"))
+    return removed
+
+
+def remove_orphans(api: docker.APIClient) -> list[str]:
+    """Remove the containers whose owner process on this host is gone; return their names.
+
+    Whatever their state (created, running, exited): a host process killed
+    while its warm pool was creating and starting containers never removed
+    them. Containers of running processes and of other hosts sharing the
+    engine are left alone. Engine errors are logged, never raised.
+    """
+    me = socket.gethostname()
+    try:
+        infos = api.containers(all=True, filters={"label": f"{MANAGED_LABEL}=1"})
+    except Exception as exc:
+        log.warning("could not list sandbox containers to remove orphans: %s", exc)
+        return []
+    removed: list[str] = []
+    for info in infos:
+        if owner_gone(info.get("Labels") or {}, me):
+            _force_remove(api, info["Id"])
+            removed.append((info.get("Names") or [info["Id"][:12]])[0].lstrip("/"))
+    if removed:
+        log.info("removed %d sandbox container(s) of processes that are gone: %s",
+                 len(removed), ", ".join(removed))
     return removed
 
 

@@ -1,11 +1,17 @@
 """The subprocess backend: the sandbox server in its own process (the default).
 
 The child is ``python -I -m toolscript.sandbox`` with an empty environment
-(no API keys or anything else from the host), its own session (a Ctrl-C at
-the terminal does not reach it), rlimits on address space, CPU, open files,
-file size and core dumps applied by the server before any script runs, and
-pipes for the protocol. The host kills it when a run overruns its wall
-clock; the child exits by itself when the host goes away.
+(no API keys or anything else from the host), its own session and process
+group (a Ctrl-C at the terminal does not reach it, and closing the sandbox
+kills the whole group, so nothing it could have started outlives it), rlimits
+on address space, CPU, open files, file size and core dumps applied by the
+server before any script runs, and pipes for the protocol. At start, before
+any thread runs, the child puts up its OS walls (``toolscript.sandbox.walls``:
+an unprivileged uid when the host is root, no_new_privs, no capabilities, a
+seccomp allow-list, Landlock, its own network namespace) and reports them in
+its ``ready`` message; see ``docs/isolation.md``. The host kills it when a
+run overruns its wall clock; the child exits by itself when the host goes
+away.
 """
 
 from __future__ import annotations
@@ -21,15 +27,20 @@ import tempfile
 import threading
 import time
 import weakref
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from toolscript.sandbox.protocol import PROTOCOL_VERSION, FrameDecoder, FrameError, encode_frame
+from toolscript.sandbox.walls.config import TEST_HOOKS_FLAG, WallConfig
 
-from toolscript.errors import SandboxStartError
+from toolscript.errors import ConfigurationError, SandboxStartError
 
 from ..limits import Limits
 from .base import Backend, SandboxDied, SandboxHandle, SandboxSpec
 from .pool import WarmPool, mark_exiting
+
+if TYPE_CHECKING:
+    from ..isolation import IsolationReport
 
 _LIVE: weakref.WeakSet[ProcessHandle] = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
@@ -61,6 +72,7 @@ class ProcessHandle(SandboxHandle):
         self._decoder = FrameDecoder()
         self._queue: list[dict[str, Any]] = []
         self._killed = False
+        self._group_killed = False
         self._stderr_tail = b""
         self.ready_info: dict[str, Any] = {}
         with _LIVE_LOCK:
@@ -144,6 +156,12 @@ class ProcessHandle(SandboxHandle):
     def kill(self) -> None:
         if self.process.poll() is None:
             self._killed = True
+        if not self._group_killed:
+            # The whole process group (the sandbox leads it): anything it forked dies too.
+            self._group_killed = True
+            with contextlib.suppress(OSError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        if self.process.poll() is None:
             with contextlib.suppress(OSError):
                 self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -165,9 +183,15 @@ class ProcessHandle(SandboxHandle):
         return self.process.poll() is None
 
 
-def sandbox_command(python: str | None = None) -> list[str]:
+def sandbox_command(python: str | None = None, walls: WallConfig | None = None,
+                    test_hooks: bool = False) -> list[str]:
     """The command line of a sandbox server process."""
-    return [python or sys.executable, "-I", "-m", "toolscript.sandbox"]
+    command = [python or sys.executable, "-I", "-m", "toolscript.sandbox"]
+    if walls is not None and walls != WallConfig():
+        command += ["--walls", walls.to_json()]
+    if test_hooks:
+        command.append(TEST_HOOKS_FLAG)
+    return command
 
 
 def wait_ready(handle: SandboxHandle, timeout: float) -> dict[str, Any]:
@@ -200,12 +224,28 @@ class SubprocessBackend(Backend):
         pool_size: sandboxes kept started and idle, so a new session does not
             wait for Python to start (0 = start one per session). The pool
             starts filling when the runtime is created.
+        walls: settings of the OS walls (a :class:`~toolscript.sandbox.walls.
+            WallConfig` or its keys as a mapping, e.g. ``{"uid": 990,
+            "gid": 990}``; default: every wall, uid/gid 65534 when the host
+            is root). Turning a wall off makes it "missing" in
+            :meth:`isolation`, and ``require_isolation`` then refuses to run.
+        test_hooks: tests only: start sandboxes with the flag that lets the
+            test suite run unrestricted code in them (never in production).
     """
 
     name = "subprocess"
 
-    def __init__(self, python: str | None = None, pool_size: int = 1) -> None:
+    def __init__(self, python: str | None = None, pool_size: int = 1,
+                 walls: WallConfig | Mapping[str, Any] | None = None,
+                 test_hooks: bool = False) -> None:
         self.python = python
+        try:
+            self.walls = (walls if isinstance(walls, WallConfig)
+                          else WallConfig.from_mapping(dict(walls or {})))
+        except (TypeError, ValueError) as exc:
+            raise ConfigurationError(f"backend_options walls: {exc}") from None
+        self.test_hooks = test_hooks
+        self._last_walls: dict[str, Any] | None = None
         self._pool: WarmPool[ProcessHandle] | None = None
         if pool_size:
             default_spec = SandboxSpec(limits=Limits())
@@ -226,13 +266,22 @@ class SubprocessBackend(Backend):
         if self._pool is not None:
             self._pool.shutdown()
 
+    def isolation(self, spec: SandboxSpec | None = None) -> IsolationReport:
+        """The walls of this backend's sandboxes, as the last one started reported them
+        (a sandbox is started, asked and killed if none has started yet)."""
+        from ..isolation import report_from_walls
+
+        if self._last_walls is None:
+            self._start(spec or SandboxSpec(limits=Limits())).kill()
+        return report_from_walls(self.name, self._last_walls)
+
     def _start(self, spec: SandboxSpec) -> ProcessHandle:
         # stderr goes to an unlinked file, never a pipe: a chatty child must not
         # block on a full pipe, and the tail explains a crash.
         errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - owned by the handle
         try:
             process = subprocess.Popen(
-                sandbox_command(self.python),
+                sandbox_command(self.python, self.walls, self.test_hooks),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errfile,
@@ -245,5 +294,6 @@ class SubprocessBackend(Backend):
             errfile.close()
             raise SandboxStartError(f"cannot start the sandbox process: {exc}") from None
         handle = ProcessHandle(process, spec, errfile)
-        wait_ready(handle, spec.startup_timeout_s)
+        ready = wait_ready(handle, spec.startup_timeout_s)
+        self._last_walls = ready.get("walls")
         return handle

@@ -1,0 +1,317 @@
+"""Put up every OS wall in the calling process, then check each from inside.
+
+:func:`apply` works in any fresh, single-threaded process: the sandbox
+server at start, or a child just forked from a sandbox that has not been
+walled yet. Phases, in this order because each needs what the next takes
+away:
+
+1. **prepare** while everything is still allowed: open the Landlock rule
+   paths (the uid about to be dropped may not reach them), load
+   libseccomp and build the filter, enter a new network namespace (needs
+   root or a user namespace);
+2. **drop**: no_new_privs, the capability bounding and ambient sets, root
+   to ``uid``/``gid``, the remaining capability sets, dumpable, RLIMIT_NPROC;
+3. **lock**: Landlock, then seccomp (last: it refuses what the steps above
+   use);
+4. **verify** from inside: ``/proc/self/status``, a ``socket()`` and a read
+   of ``/`` that must fail, the parent's ``environ`` that must be unreadable.
+
+A wall that cannot be had is reported missing with the reason; nothing here
+stops the sandbox. The host decides (``require_isolation``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import sys
+from typing import Any
+
+from .config import WallConfig
+from .report import WALL_NAMES, active, missing
+
+Report = dict[str, dict[str, Any]]
+
+_SYSTEM_ROOTS = frozenset({"/", "/usr", "/usr/local", "/opt"})
+_STATUS_PIN: list[int] = []
+
+
+class WallError(Exception):
+    """The walls cannot be applied in this process state (e.g. threads already run)."""
+
+
+def apply(config: WallConfig | None = None) -> Report:
+    """Apply the walls ``config`` asks for; return the report of every wall."""
+    config = config or WallConfig()
+    if not sys.platform.startswith("linux"):
+        reason = f"not Linux ({sys.platform}): only the interpreter and rlimits protect the host"
+        return {name: missing(reason) for name in WALL_NAMES}
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        raise WallError(f"the walls must go up before any thread starts ({threads} running)")
+    report: Report = {}
+    status_path = f"/proc/{os.getpid()}/status"
+    for fd in _STATUS_PIN:  # a forked child's copy of its parent's (another pid)
+        os.close(fd)
+    # Kept open: Landlock's rule is on this file's inode, which the open file keeps alive.
+    _STATUS_PIN[:] = [os.open(status_path, os.O_RDONLY | os.O_CLOEXEC)]
+    ruleset = _prepare_landlock(config, status_path, report)
+    seccomp_filter = _prepare_seccomp(config, report)
+    _isolate_network(config, report)
+    was_root = os.geteuid() == 0
+    _drop_privileges(config, was_root, report)
+    _limit_processes(config, was_root, report)
+    if ruleset is not None:
+        try:
+            ruleset.restrict_self()
+        except OSError as exc:
+            report["landlock"] = missing(f"landlock_restrict_self failed: {exc}")
+    if seccomp_filter is not None:
+        from .seccomp import SeccompUnavailable
+
+        try:
+            seccomp_filter.load()
+        except SeccompUnavailable as exc:
+            report["seccomp"] = missing(str(exc))
+    _verify(config, ruleset is not None, was_root, report)
+    return {name: report.get(name, missing("not checked")) for name in WALL_NAMES}
+
+
+def read_paths(config: WallConfig) -> list[str]:
+    """What the sandbox may read under Landlock: the Python installation and packages."""
+    paths: list[str] = []
+    candidates = [*sys.path, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
+    for name in ("toolscript", "toolscript.sandbox", "RestrictedPython"):
+        module = sys.modules.get(name)
+        candidates.extend(getattr(module, "__path__", []) or [])
+    candidates.extend(["/dev/null", "/dev/urandom", *config.read_paths])
+    for path in candidates:
+        if path and os.path.isabs(path) and path not in _SYSTEM_ROOTS and path not in paths:
+            paths.append(path)
+    return paths
+
+
+# -- prepare ---------------------------------------------------------------------------
+
+
+def _prepare_landlock(config: WallConfig, status_path: str, report: Report) -> Any:
+    if not config.landlock:
+        report["landlock"] = missing("disabled by configuration")
+        return None
+    from .landlock import LandlockUnavailable, Ruleset
+
+    try:
+        ruleset = Ruleset()
+    except (LandlockUnavailable, OSError) as exc:
+        report["landlock"] = missing(str(exc))
+        return None
+    try:
+        for path in [*read_paths(config), status_path]:
+            ruleset.allow_read(path)
+    except OSError as exc:
+        ruleset.close()
+        report["landlock"] = missing(f"cannot build the Landlock ruleset: {exc}")
+        return None
+    report["landlock"] = active(
+        f"ABI {ruleset.abi}: reads only the Python installation ({len(ruleset.paths) - 1} "
+        "paths); no writes, no TCP"
+        + ("; no signals or abstract sockets beyond itself" if ruleset.scoped else "")
+    )
+    return ruleset
+
+
+def _prepare_seccomp(config: WallConfig, report: Report) -> Any:
+    if not config.seccomp:
+        report["seccomp"] = missing("disabled by configuration")
+        return None
+    from .seccomp import SeccompUnavailable, library
+    from .syscalls import ALLOWED, build_filter
+
+    try:
+        flt = build_filter(allow_fork=config.allow_fork)
+    except SeccompUnavailable as exc:
+        report["seccomp"] = missing(str(exc))
+        return None
+    known = len(ALLOWED) - len(flt.unknown)
+    fork = "; TEST MODE: fork allowed" if config.allow_fork else ""
+    report["seccomp"] = active(
+        f"allow-list of {known} calls, threads-only clone, read-only open (libseccomp "
+        f"{library().version}); the rest fail with EPERM{fork}"
+    )
+    return flt
+
+
+def _isolate_network(config: WallConfig, report: Report) -> None:
+    if not config.network:
+        report["network"] = missing("disabled by configuration")
+        return
+    from .namespaces import interfaces, unshare_network
+
+    how = ""
+    refused = ""
+    try:
+        how = unshare_network()
+    except OSError as exc:
+        refused = str(exc)
+    try:
+        visible = interfaces()
+    except OSError as exc:
+        report["network"] = missing(f"cannot list network interfaces: {exc}")
+        return
+    if visible:
+        report["network"] = missing(
+            f"shares the host's network ({', '.join(visible[:5])}): {refused or 'not isolated'}"
+            " (needs root or unprivileged user namespaces)"
+        )
+    elif how:
+        report["network"] = active(f"{how}: no interface but loopback")
+    else:
+        report["network"] = active("no interface but loopback (isolated before the sandbox "
+                                   "started)")
+
+
+# -- drop ------------------------------------------------------------------------------
+
+
+def _drop_privileges(config: WallConfig, was_root: bool, report: Report) -> None:
+    from . import privileges
+
+    try:
+        privileges.set_no_new_privs()
+    except OSError as exc:
+        report["no_new_privs"] = missing(str(exc))
+    try:
+        privileges.drop_bounding_set()
+        privileges.clear_ambient()
+    except OSError as exc:
+        report["capabilities"] = missing(str(exc))
+    if was_root and config.user:
+        try:
+            privileges.drop_user(config.uid, config.gid)
+        except OSError as exc:
+            report["user"] = missing(f"could not drop root: {exc}")
+    elif was_root:
+        report["user"] = missing("runs as uid 0: dropping root is disabled by configuration")
+    try:
+        privileges.clear_capabilities()
+        privileges.set_undumpable()
+    except OSError as exc:
+        report.setdefault("capabilities", missing(str(exc)))
+
+
+def _limit_processes(config: WallConfig, was_root: bool, report: Report) -> None:
+    import resource
+
+    uid = os.getuid()
+    if config.max_processes is None:
+        report["process_limit"] = missing("disabled by configuration")
+    elif not (was_root and config.user and uid == config.uid):
+        report["process_limit"] = missing(
+            f"not set: the sandbox runs as the host's user (uid {uid}), whose other processes "
+            "it would count too; seccomp refuses new processes"
+        )
+    else:
+        limit = config.max_processes
+        try:
+            resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+            report["process_limit"] = active(
+                f"RLIMIT_NPROC {limit} for uid {uid} (shared by all sandboxes of that uid)"
+            )
+        except (OSError, ValueError) as exc:
+            report["process_limit"] = missing(f"setrlimit(RLIMIT_NPROC) failed: {exc}")
+
+
+# -- verify ----------------------------------------------------------------------------
+
+
+def _status() -> dict[str, str]:
+    fd = _STATUS_PIN[0]
+    text = os.pread(fd, 65536, 0).decode("ascii", "replace")
+    fields = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return fields
+
+
+def _verify(config: WallConfig, landlocked: bool, was_root: bool, report: Report) -> None:
+    status = _status()
+    uids = status.get("Uid", "").split()
+    gid = status.get("Gid", "0").split()[0]
+    if "user" not in report:
+        if uids and all(u != "0" for u in uids):
+            how = "dropped from root" if was_root else "started unprivileged"
+            report["user"] = active(f"uid {uids[0]} gid {gid} ({how})")
+        else:
+            report["user"] = missing(f"runs as uid {uids[0] if uids else '?'}")
+    if "no_new_privs" not in report:
+        nnp = status.get("NoNewPrivs") == "1"
+        report["no_new_privs"] = (active("verified: NoNewPrivs 1") if nnp
+                                  else missing("NoNewPrivs is not 1"))
+    _verify_capabilities(status, report)
+    if report.get("seccomp", {}).get("active"):
+        _verify_seccomp(status, report)
+    if landlocked and report.get("landlock", {}).get("active"):
+        _verify_refused("landlock", lambda: os.open("/", os.O_RDONLY | os.O_DIRECTORY),
+                        "/ is unreadable", report)
+    own_group = os.getpgrp() == os.getpid() and os.getsid(0) == os.getpid()
+    report["process_group"] = (
+        active(f"its own session and process group ({os.getpid()})") if own_group
+        else missing("shares its parent's process group: the host cannot kill it as a group")
+    )
+    try:
+        fd = os.open(f"/proc/{os.getppid()}/environ", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        report["host_environ"] = active(f"verified: /proc/<parent>/environ is unreadable "
+                                        f"({errno.errorcode.get(exc.errno or 0, exc.errno)})")
+    else:
+        os.close(fd)
+        report["host_environ"] = missing("/proc/<parent>/environ is readable")
+
+
+def _verify_capabilities(status: dict[str, str], report: Report) -> None:
+    sets = {name: int(status.get(name, "1"), 16)
+            for name in ("CapInh", "CapPrm", "CapEff", "CapAmb", "CapBnd")}
+    held = [name for name in ("CapInh", "CapPrm", "CapEff", "CapAmb") if sets[name]]
+    if held:
+        report["capabilities"] = missing(f"still held: {', '.join(held)}")
+    elif sets["CapBnd"] == 0:
+        report["capabilities"] = active("verified: all five capability sets are empty")
+    elif status.get("NoNewPrivs") == "1":
+        report["capabilities"] = active(
+            "verified: CapEff, CapPrm, CapInh, CapAmb all 0; the bounding set stays (only "
+            "root may shrink it) but no_new_privs keeps it unusable"
+        )
+    else:
+        report["capabilities"] = missing("the bounding set is not empty and no_new_privs is off")
+
+
+def _verify_seccomp(status: dict[str, str], report: Report) -> None:
+    if status.get("Seccomp") != "2":
+        mode = status.get("Seccomp")
+        report["seccomp"] = missing(f"loaded, but /proc/self/status says Seccomp {mode}")
+        return
+    from .libc import function
+
+    socket_call = function("socket", ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int)
+    _verify_refused("seccomp", lambda: _socket_fd(socket_call), "socket() refused", report)
+
+
+def _socket_fd(socket_call: Any) -> int:
+    fd = int(socket_call(2, 1, 0))  # AF_INET, SOCK_STREAM
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return fd
+
+
+def _verify_refused(wall: str, attempt: Any, what: str, report: Report) -> None:
+    try:
+        fd = attempt()
+    except OSError:
+        entry = report[wall]
+        report[wall] = active(f"{entry['detail']}; verified: {what}")
+        return
+    os.close(fd)
+    report[wall] = missing(f"applied, but the check failed: {what.split(' ')[0]} was allowed")

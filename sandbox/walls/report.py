@@ -1,0 +1,48 @@
+"""The wall report: which OS walls a sandbox process got, and why not the others.
+
+A report maps every name in :data:`WALL_NAMES` to ``{"active": bool,
+"detail": str}``. It travels to the host in the ``ready`` message, and the
+host shows it (``toolscript doctor``, ``Runtime.isolation()``) and enforces
+``require_isolation`` with it. A wall is reported active only after it was
+checked from inside the process (``/proc/self/status``, a refused probe).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+WALL_NAMES: tuple[str, ...] = (
+    "user",
+    "no_new_privs",
+    "capabilities",
+    "seccomp",
+    "landlock",
+    "network",
+    "process_limit",
+    "process_group",
+    "host_environ",
+)
+"""Every wall, in the order reports list them."""
+
+WALL_SUMMARIES: dict[str, str] = {
+    "user": "never the host's uid 0: an unprivileged uid/gid",
+    "no_new_privs": "no_new_privs: nothing it runs can gain privileges",
+    "capabilities": "no capabilities (effective, permitted, inheritable, ambient, bounding)",
+    "seccomp": "seccomp allow-list of system calls: no sockets, exec, fork, ptrace, mounts",
+    "landlock": "Landlock: read-only access to the Python installation, nothing writable",
+    "network": "no network: its own network namespace, or none but loopback",
+    "process_limit": "RLIMIT_NPROC on the sandbox's uid",
+    "process_group": "its own session and process group, killed as a whole on close",
+    "host_environ": "the host's environment (/proc/<parent>/environ) is unreadable",
+}
+"""One line per wall, for documentation and ``toolscript doctor``."""
+
+
+def active(detail: str) -> dict[str, Any]:
+    """A report entry for a wall that holds."""
+    return {"active": True, "detail": detail}
+
+
+def missing(detail: str) -> dict[str, Any]:
+    """A report entry for a wall that could not be had, with the reason."""
+    return {"active": False, "detail": detail}
