@@ -81,6 +81,7 @@ def make_builtins(
             "print": print_function,
             "__import__": import_function,
             "__build_class__": guards.build_class,
+            "_match_class_": guards.match_classes,
             "__name__": "__sandbox__",
         }
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import collections
+import contextlib
 import decimal
 import functools
 import json
@@ -17,17 +18,21 @@ import random
 import string
 import sys
 import types
+import weakref
 from collections import UserString
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from RestrictedPython.transformer import INSPECT_ATTRIBUTES
-
-from .policy import NAMEDTUPLE_API, PLAIN_DUNDER_READS
-
-_ROUTED = frozenset({"format", "format_map", "__class__", "register"})
-"""Computed attribute names that ``getattr()`` sends through :meth:`Guards.getattr`
-(names starting with ``_`` always go there)."""
+from .policy import (
+    GUARDED,
+    HIDDEN,
+    NAMEDTUPLE_API,
+    PLAIN,
+    PLAIN_DUNDER_READS,
+    attribute_rule,
+    check_field_names,
+)
+from .standins import STAND_INS
 
 WRITABLE_INSTANCES: tuple[type, ...] = (
     BaseException, decimal.Context, collections.defaultdict, functools.partial,
@@ -115,17 +120,149 @@ SafeType: Any = _SafeTypeMeta("type", (), {"__module__": "builtins", "__qualname
 
 
 def safe_type_of(obj: object) -> Any:
-    """``type(obj)``, except that every metaclass is reported as :data:`SafeType`.
+    """``type(obj)``, except that every metaclass is reported as :data:`SafeType`
+    and types whose constructor builds code-running objects as stand-ins.
 
     A metaclass (``type`` itself, ``ABCMeta`` from ``type(collections.abc.Mapping)``,
     ``EnumType`` from ``type(re.RegexFlag)``, ``_SafeTypeMeta`` from
     ``type(type)``...) called with three arguments creates a class whose body
     never went through the policy: ``__del__``, ``__getattribute__``,
     ``__subclasshook__``, ``__reduce__`` and any other special method. Scripts
-    get classes only from class statements.
+    get classes only from class statements. ``type(lambda: 0)`` would be the
+    real ``FunctionType`` (a function from any code object and globals),
+    ``type(ref)`` for a ``typing.ForwardRef`` a class that compiles strings,
+    ``type(typing.List[int])`` an alias class that calls any origin and writes
+    ``__orig_class__`` onto what it returns: those are reported as stand-ins
+    (see :mod:`.standins`).
     """
     kind = type(obj)
+    stand_in = STAND_INS.get(kind)
+    if stand_in is not None:
+        return stand_in
     return SafeType if issubclass(kind, type) else kind
+
+
+class InstanceVars(dict):  # type: ignore[type-arg]
+    """What ``vars(obj)`` returns: a snapshot of the instance's attributes whose
+    writes go to the object through the sandbox's ``setattr``/``delattr``.
+
+    The real ``__dict__`` is never handed out: a script that held it could
+    plant ``__reduce_ex__``, ``__deepcopy__``, ``__getstate__`` or other names
+    that the standard library looks up on instances and trusts (``copy``
+    would then call a script function and ``setattr`` its results on any
+    object). Unlike CPython the mapping does not see attribute changes made
+    after ``vars()`` was called; ``vars(obj).update(...)`` and item writes
+    still change the object.
+    """
+
+    __slots__ = ("_sandbox_guards", "_sandbox_target")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sandbox_target: Any = None
+        self._sandbox_guards: Guards | None = None
+
+    def _set(self, key: Any, value: Any) -> None:
+        if self._sandbox_guards is not None:
+            self._sandbox_guards.setattr(self._sandbox_target, key, value)
+
+    def _del(self, key: Any) -> None:
+        if self._sandbox_guards is not None:
+            self._sandbox_guards.delattr(self._sandbox_target, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._set(key, value)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._del(key)
+        super().__delitem__(key)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """``dict.update``, written through to the object."""
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        """``dict.setdefault``, written through to the object."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        """``dict.pop``, written through to the object."""
+        if key in self:
+            value = self[key]
+            del self[key]
+            return value
+        return super().pop(key, *default)
+
+    def popitem(self) -> tuple[Any, Any]:
+        """``dict.popitem``, written through to the object."""
+        key = next(reversed(self.keys()))
+        return key, self.pop(key)
+
+    def clear(self) -> None:
+        """``dict.clear``, written through to the object."""
+        for key in list(self):
+            del self[key]
+
+    def __ior__(self, other: Any) -> InstanceVars:  # type: ignore[misc]
+        self.update(other)
+        return self
+
+
+STAND_INS[InstanceVars] = dict
+
+
+class MatchClasses(dict):  # type: ignore[type-arg]
+    """``_match_class_``: ``_match_class_[C, n]`` is :meth:`Guards.match_class`
+    of ``(C, n)``, remembered (a dictionary hit costs a fraction of a call).
+
+    A class's ``__match_args__`` does not change once it exists, except when
+    ``dataclass`` decorates an existing class: the dataclass facade calls
+    :meth:`clear`. At most :data:`LIMIT` entries are kept, so that classes
+    made in a loop are not kept alive.
+    """
+
+    LIMIT = 1024
+
+    def __init__(self, decide: Callable[[Any, int], Any]) -> None:
+        super().__init__()
+        self._decide = decide
+
+    def __missing__(self, key: tuple[Any, int]) -> Any:
+        cls, nargs = key
+        verdict = self._decide(cls, nargs)
+        if len(self) < self.LIMIT:
+            self[key] = verdict
+        return verdict
+
+
+class _MatchClassMeta(type):
+    """Metaclass of the stand-ins :meth:`Guards.match_class` hands to class
+    patterns: ``isinstance`` runs the stand-in's checks on the subject."""
+
+    def __instancecheck__(cls, subject: object) -> bool:
+        check: Callable[[object], bool] = cls.__dict__["_sandbox_check"]
+        return check(subject)
+
+
+def _scrub_exception(exc: BaseException) -> None:
+    """Drop ``AttributeError.obj`` from an exception a script is about to see.
+
+    CPython stores the object whose attribute lookup failed there; when the
+    lookup happened inside the standard library (``typing.Type.x`` forwards to
+    the real ``type``), that is an object the script must never hold.
+    """
+    pending = [exc]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, AttributeError):
+            with contextlib.suppress(AttributeError, TypeError):
+                current.obj = None
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
 
 
 class Guards:
@@ -137,12 +274,37 @@ class Guards:
         self.classes: set[type] = set()
         self.writable_instances: tuple[type, ...] = WRITABLE_INSTANCES
         self._formatter = _SafeFormatter(self)
+        self._match_stand_ins: weakref.WeakKeyDictionary[type, dict[tuple[Any, ...], type]] = (
+            weakref.WeakKeyDictionary())
+        self.match_classes = MatchClasses(self.match_class)
 
     # --- ownership ---------------------------------------------------------------
     def build_class(self, func: Callable[..., Any], name: str, *bases: Any, **kw: Any) -> Any:
-        """``__build_class__`` that remembers the classes scripts define."""
+        """``__build_class__`` that remembers the classes scripts define.
+
+        A class statement never defines a metaclass: ``class M(typing.Type)``
+        resolves its base to the real ``type``, and ``M('X', (), {...})`` would
+        build classes from any namespace. A class that sets ``__match_args__``
+        itself (``class P(typing.NamedTuple)``) must name plain fields.
+        """
+        for base in types.resolve_bases(bases):
+            if isinstance(base, type) and issubclass(base, type):
+                raise TypeError(f"class {name}: a class statement cannot subclass type (or a "
+                                "metaclass) in the sandbox; define a plain class instead")
         cls = __build_class__(func, name, *bases, **kw)
         if isinstance(cls, type):
+            if issubclass(cls, type):  # pragma: no cover - the bases check above decides
+                raise TypeError(f"class {name}: metaclasses are not available in the sandbox")
+            match_args = cls.__dict__.get("__match_args__")
+            if type(match_args) is tuple:
+                check_field_names(f"class {name}", match_args)
+            self.classes.add(cls)
+        return cls
+
+    def adopt(self, cls: Any) -> Any:
+        """Count a class that a facade built for the script (``namedtuple``,
+        ``dataclass(slots=True)``, a functional ``Enum``) as the script's own."""
+        if isinstance(cls, type) and not issubclass(cls, type):
             self.classes.add(cls)
         return cls
 
@@ -159,7 +321,7 @@ class Guards:
 
     # --- reads -------------------------------------------------------------------
     def getattr(self, obj: Any, name: str) -> Any:
-        """Guard for attribute loads the policy routes here (see policy docstring)."""
+        """Guard for attribute loads the policy routes here (see :func:`.policy.attribute_rule`)."""
         if name == "format" or name == "format_map":
             if isinstance(obj, str):
                 return getattr(self._formatter, name + "_bound")(obj)
@@ -221,15 +383,30 @@ class Guards:
     def register_of(self, obj: Any) -> Any:
         """``obj.register``: ``ABC.register`` changes ``isinstance`` for the whole
         process (``collections.abc.Sequence.register(dict)``); only the script's
-        own abstract classes may register subclasses."""
+        own abstract classes may register subclasses, and only classes the
+        script created: ``MyABC.register(type(generator))`` would make a class
+        pattern on ``MyABC`` accept generators and frames."""
         value = obj.register
         owner = getattr(value, "__self__", None)
-        if isinstance(owner, abc.ABCMeta) and not self.owns(owner):
+        if not isinstance(owner, abc.ABCMeta):
+            return value
+        if not self.owns(owner):
             raise AttributeError(
                 f"{owner.__name__}.register is not available in the sandbox: it would change "
                 "isinstance() outside the script (subclass the ABC instead)"
             )
-        return value
+        guards = self
+
+        def register(subclass: Any) -> Any:
+            if not (isinstance(subclass, type) and guards.owns(subclass)):
+                raise TypeError(
+                    f"{owner.__name__}.register() accepts only classes the script defined; "
+                    f"subclass {owner.__name__} in a class statement instead, or test "
+                    f"isinstance(x, ({owner.__name__}, OtherType))"
+                )
+            return value(subclass)
+
+        return register
 
     def check_private(self, obj: Any, name: str) -> None:
         """Allow ``obj._name`` only on the script's own objects and namedtuples."""
@@ -253,11 +430,11 @@ class Guards:
             raise TypeError("attribute name must be a string")
         if len(default) > 1:
             raise TypeError("getattr expected at most 3 arguments")
-        self.check_name(name)
+        rule = attribute_rule(name)
+        if rule == HIDDEN:
+            raise _hidden(name)
         try:
-            return self.getattr(obj, name) if name in _ROUTED or (
-                name[:1] == "_"
-            ) else getattr(obj, name)
+            return self.getattr(obj, name) if rule == GUARDED else getattr(obj, name)
         except AttributeError:
             if default:
                 return default[0]
@@ -265,10 +442,69 @@ class Guards:
 
     def check_name(self, name: str) -> None:
         """Refuse frame/generator internals and hidden dunders for computed names."""
-        if name in INSPECT_ATTRIBUTES:
+        if attribute_rule(name) == HIDDEN:
             raise _hidden(name)
-        if name.startswith("__") and name not in PLAIN_DUNDER_READS and name != "__class__":
-            raise _hidden(name)
+
+    # --- class patterns ----------------------------------------------------------
+    def match_class(self, cls: Any, nargs: int) -> Any:
+        """The class a class pattern with ``nargs`` positional sub-patterns may use
+        (the policy evaluates ``_match_class_[C, n]`` before the ``match``, see
+        :class:`MatchClasses`).
+
+        The pattern reads ``cls.__match_args__[:nargs]`` from the subject with
+        the interpreter's own ``getattr``. If those names are plain attributes
+        (what the policy compiles to an unguarded read anyway), ``cls`` is
+        returned unchanged. Otherwise a stand-in with the same
+        ``__match_args__`` is returned: when a subject is an instance of
+        ``cls``, it refuses hidden names and reads the others through
+        :meth:`getattr` first (private names only on the script's own objects,
+        ``format``/``register``/``__class__``/``__init__`` only where the guard
+        would hand out the same object).
+        """
+        if not isinstance(cls, type):
+            return cls  # the interpreter raises its own TypeError
+        names = getattr(cls, "__match_args__", None)
+        if type(names) is not tuple or len(names) < nargs:
+            return cls
+        read = tuple(names[:nargs])
+        if all(type(n) is not str or attribute_rule(n) == PLAIN for n in read):
+            return cls
+        by_names = self._match_stand_ins.setdefault(cls, {})
+        stand_in = by_names.get(read)
+        if stand_in is None:
+            stand_in = by_names[read] = self._match_stand_in(cls, names, read)
+        return stand_in
+
+    def _match_stand_in(self, cls: type, names: tuple[Any, ...], read: tuple[Any, ...]) -> type:
+        real = weakref.ref(cls)
+        checked = [n for n in read if type(n) is str and attribute_rule(n) != PLAIN]
+        guards = self
+
+        def check(subject: object) -> bool:
+            target = real()
+            if target is None or not isinstance(subject, target):
+                return False
+            for name in checked:
+                if attribute_rule(name) == HIDDEN:
+                    raise AttributeError(
+                        f"class pattern {target.__name__}(...) would read the hidden attribute "
+                        f"{name!r}; capture the object instead (case {target.__name__}() as obj) "
+                        "and read the attributes you need in the case body")
+                value = guards.getattr(subject, name)
+                if name.startswith("_") and name not in ("__class__", "__init__"):
+                    continue  # a private name: the guard allowed the read
+                raw = getattr(subject, name)
+                if value is not raw and value != raw:
+                    raise AttributeError(
+                        f"class pattern {target.__name__}(...) cannot read {name!r} from a "
+                        f"{type(subject).__name__!r} object; capture the object instead (case "
+                        f"{target.__name__}() as obj) and use obj.{name}")
+            return True
+
+        return _MatchClassMeta(cls.__name__, (), {
+            "__match_args__": names, "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__, "_sandbox_check": staticmethod(check),
+        })
 
     def hasattr(self, obj: Any, name: str) -> bool:
         """The sandbox's ``hasattr``: existence is harmless to reveal."""
@@ -342,9 +578,13 @@ class Guards:
             raise TypeError("vars() without an argument is not available in the sandbox")
         if len(obj) > 1:
             raise TypeError("vars expected at most 1 argument")
-        if not self.owns(obj[0]) or isinstance(obj[0], type):
+        target = obj[0]
+        if not self.owns(target) or isinstance(target, type):
             raise TypeError("vars() is available only for instances of the script's own classes")
-        return vars(obj[0])
+        snapshot = InstanceVars(vars(target))
+        snapshot._sandbox_target = target
+        snapshot._sandbox_guards = self
+        return snapshot
 
     # --- arithmetic ----------------------------------------------------------------
     def pow(self, base: Any, exponent: Any, modulus: Any = None) -> Any:
@@ -381,8 +621,11 @@ class Guards:
         if self.abort.error_type is not None:
             raise SandboxAbort(self.abort.error_type, self.abort.message)
         handling = sys.exc_info()[1]
+        if handling is None:
+            return
         if isinstance(handling, (KeyboardInterrupt, SystemExit)):
             raise handling
+        _scrub_exception(handling)
 
 
 class _SafeFormatter(string.Formatter):
@@ -404,13 +647,7 @@ class _SafeFormatter(string.Formatter):
         first, rest = _field_name_split(field_name)
         obj = self.get_value(first, args, kwargs)
         for is_attr, key in rest:
-            if is_attr:
-                self._guards.check_name(key)
-                obj = self._guards.getattr(obj, key) if key[:1] == "_" or key in _ROUTED else (
-                    getattr(obj, key)
-                )
-            else:
-                obj = obj[key]
+            obj = self._guards.dynamic_getattr(obj, key) if is_attr else obj[key]
         return obj, first
 
     def format(self, template: str, /, *args: Any, **kwargs: Any) -> str:

@@ -5,7 +5,9 @@ A script never receives a real module object: ``dataclasses.sys``,
 the interpreter. Each facade is a read-only namespace built from an explicit
 list of public members; members that evaluate strings as code
 (``typing.get_type_hints``, ``functools.singledispatch``) or reach shared
-state (the global ``random`` generator) are left out or replaced.
+state (the global ``random`` generator) are left out or replaced. Members
+that build classes or take attribute names come from :mod:`.classfacades`;
+the rule each facade follows is listed in :mod:`.policy`.
 """
 
 from __future__ import annotations
@@ -15,13 +17,12 @@ import decimal as _decimal
 import functools as _functools
 import importlib
 import importlib.util
-import inspect
-import keyword
 import operator as _operator
 import random as _random
 from collections.abc import Callable
 from typing import Any
 
+from . import classfacades
 from .guards import Guards, ModuleFacade
 
 DEFAULT_MODULES: tuple[str, ...] = (
@@ -36,7 +37,7 @@ OPTIONAL_MODULES: tuple[str, ...] = ("copy", "enum", "bisect", "heapq", "calenda
 
 _EXCLUDED: dict[str, frozenset[str]] = {
     "functools": frozenset({"singledispatch", "singledispatchmethod"}),
-    "enum": frozenset({"EnumType", "EnumMeta"}),
+    "enum": classfacades.ENUM_EXCLUDED,
     "dataclasses": frozenset({"make_dataclass"}),
     "string": frozenset({"Formatter"}),
     "re": frozenset({"template", "purge"}),
@@ -126,85 +127,8 @@ def _operator_members(guards: Guards) -> dict[str, Any]:
 
     members["attrgetter"] = attrgetter
     members["methodcaller"] = methodcaller
-    return members
-
-
-def _not_owned(what: str, obj: Any) -> TypeError:
-    return TypeError(f"{what} works only on the script's own classes and functions, "
-                     f"not on {type(obj).__name__!r} objects it did not create")
-
-
-def _functools_members(guards: Guards) -> dict[str, Any]:
-    """``update_wrapper``/``wraps``/``total_ordering`` write attributes from C-speed
-    code, past ``_write_``: ``update_wrapper(f, g, (), ("__globals__",))`` would
-    copy a stdlib module's globals (``sys``, real builtins) into the script's
-    namespace. Here they write only to the script's own objects and only the
-    standard attribute names."""
-    members = _public_members(_functools, "functools")
-    assignments = frozenset(_functools.WRAPPER_ASSIGNMENTS)
-    updates = frozenset(_functools.WRAPPER_UPDATES)
-
-    def update_wrapper(wrapper: Any, wrapped: Any,
-                       assigned: Any = _functools.WRAPPER_ASSIGNMENTS,
-                       updated: Any = _functools.WRAPPER_UPDATES) -> Any:
-        assigned, updated = tuple(assigned), tuple(updated)
-        if not set(assigned) <= assignments or not set(updated) <= updates:
-            raise TypeError("update_wrapper: only the standard attributes "
-                            f"{sorted(assignments | updates)} can be copied in the sandbox")
-        if not (guards.owns_function(wrapper) or guards.owns(wrapper)):
-            raise _not_owned("functools.update_wrapper", wrapper)
-        for attr in assigned:
-            try:
-                value = getattr(wrapped, attr)
-            except AttributeError:
-                continue
-            setattr(wrapper, attr, value)
-        for attr in updated:
-            extra = getattr(wrapped, attr, {})
-            if not (guards.owns_function(wrapped) or guards.owns(wrapped)):
-                extra = {k: v for k, v in extra.items() if not str(k).startswith("_")}
-            getattr(wrapper, attr).update(extra)
-        wrapper.__wrapped__ = wrapped
-        return wrapper
-
-    def wraps(wrapped: Any, assigned: Any = _functools.WRAPPER_ASSIGNMENTS,
-              updated: Any = _functools.WRAPPER_UPDATES) -> Callable[[Any], Any]:
-        def decorate(wrapper: Any) -> Any:
-            return update_wrapper(wrapper, wrapped, assigned, updated)
-
-        return decorate
-
-    def total_ordering(cls: Any) -> Any:
-        if not (isinstance(cls, type) and guards.owns(cls)):
-            raise _not_owned("functools.total_ordering", cls)
-        return _functools.total_ordering(cls)
-
-    members.update(update_wrapper=update_wrapper, wraps=wraps, total_ordering=total_ordering)
-    return members
-
-
-def _dataclasses_members(guards: Guards) -> dict[str, Any]:
-    """``dataclass`` sets attributes on the class it decorates and compiles
-    methods from source text built with the field names. It may decorate only
-    the script's own classes, and only if every field name is an identifier
-    (``typing.TypedDict`` accepts any string as a key and merges its keys
-    into ``__annotations__``)."""
-    members = _public_members(_dataclasses, "dataclasses")
-
-    def check(cls: Any) -> Any:
-        if not (isinstance(cls, type) and guards.owns(cls)):
-            raise _not_owned("dataclasses.dataclass", cls)
-        for name in inspect.get_annotations(cls):
-            if not (isinstance(name, str) and name.isidentifier()) or keyword.iskeyword(name):
-                raise TypeError(f"dataclass field name {name!r} is not an identifier")
-        return cls
-
-    def dataclass(cls: Any = None, /, **options: Any) -> Any:
-        if cls is None:
-            return lambda cls: _dataclasses.dataclass(check(cls), **options)
-        return _dataclasses.dataclass(check(cls), **options)
-
-    members["dataclass"] = dataclass
+    # the integer-size limits of ``**`` and ``<<`` hold for the operator functions too
+    members.update(pow=guards.pow, ipow=guards.pow, lshift=guards.lshift, ilshift=guards.lshift)
     return members
 
 
@@ -224,15 +148,31 @@ def _private_copy(name: str) -> Any:
     has no guard) could change for the whole process, e.g.
     ``textwrap.TextWrapper.unicode_whitespace_trans``.
     """
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:  # pragma: no cover - stdlib always has it
-        raise ImportError(name)
+    spec, code = _module_code(name)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    exec(code, module.__dict__)
     return module
 
 
+@_functools.cache
+def _module_code(name: str) -> tuple[Any, Any]:
+    """The spec and code of a module, read once: a copy made after the process
+    sandbox's audit hook is installed needs no file access (see :mod:`.audithook`)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:  # pragma: no cover - stdlib always has it
+        raise ImportError(name)
+    code = spec.loader.get_code(name)  # type: ignore[attr-defined]
+    if code is None:  # pragma: no cover - a package without code
+        raise ImportError(name)
+    return spec, code
+
+
 _PRIVATE_COPIES = frozenset({"textwrap"})
+
+
+def private_copy_codes() -> list[Any]:
+    """The code objects of the privately copied modules (loaded now if not yet)."""
+    return [_module_code(name)[1] for name in sorted(_PRIVATE_COPIES)]
 
 
 def build_facade(name: str, guards: Guards) -> ModuleFacade:
@@ -242,9 +182,14 @@ def build_facade(name: str, guards: Guards) -> ModuleFacade:
     if name == "operator":
         return ModuleFacade(name, _operator_members(guards))
     if name == "functools":
-        return ModuleFacade(name, _functools_members(guards))
+        members = _public_members(_functools, name)
+        return ModuleFacade(name, classfacades.functools_members(guards, members))
     if name == "dataclasses":
-        return ModuleFacade(name, _dataclasses_members(guards))
+        members = _public_members(_dataclasses, name)
+        return ModuleFacade(name, classfacades.dataclasses_members(guards, members))
+    if name == "enum":
+        members = _public_members(importlib.import_module(name), name)
+        return ModuleFacade(name, classfacades.enum_members(members))
     if name == "decimal":
         return ModuleFacade(name, _decimal_members())
     if name in _PRIVATE_COPIES:
@@ -256,8 +201,11 @@ def build_facade(name: str, guards: Guards) -> ModuleFacade:
     module = importlib.import_module(name)
     if name == "typing":
         members = {m: getattr(module, m) for m in _TYPING_MEMBERS if hasattr(module, m)}
-        return ModuleFacade(name, members)
-    return ModuleFacade(name, _public_members(module, name))
+        return ModuleFacade(name, classfacades.typing_members(guards, members))
+    members = _public_members(module, name)
+    if name == "collections":
+        members["namedtuple"] = classfacades.namedtuple_facade(guards)
+    return ModuleFacade(name, members)
 
 
 class ModuleTable:

@@ -41,11 +41,88 @@ It also allows what models write and RestrictedPython refuses: ``match``,
 ``nonlocal``, augmented assignment of items and attributes, ``_private``
 names, dunder methods in class bodies, and the safe dunder reads
 ``__name__``, ``__qualname__``, ``__doc__``, ``__init__`` and ``__class__``.
+
+Names chosen by scripts
+-----------------------
+
+A string that a script chose must never reach the interpreter's own
+``getattr``/``setattr`` past these rules, whatever carries it:
+
+* attribute syntax: :func:`attribute_rule` at compile time (hidden names are
+  refused, guarded ones are routed to ``_getattr_``);
+* computed names - ``getattr``/``setattr``/``delattr``, ``str.format`` fields,
+  ``operator.attrgetter``/``methodcaller`` - the same rule at run time;
+* class patterns: keyword names at compile time (plain names only);
+  positional names come from ``__match_args__``, so the class goes through
+  ``_match_class_`` (:meth:`SandboxPolicy.visit_Match`);
+* names that become fields, members or instance-dictionary keys
+  (``namedtuple``, ``typing.NamedTuple``, ``dataclass``, the functional
+  ``Enum`` API, ``cached_property``): plain identifiers only, nothing
+  reserved or hidden, exact ``str`` (:func:`field_name_problem`);
+* writes: only to the script's own objects and never special names;
+  ``vars()`` is a snapshot whose item writes go through ``setattr``, so no
+  script plants ``__reduce_ex__``/``__deepcopy__``/``__getstate__`` on an
+  instance for ``copy`` to trust.
+
+Nothing hands out a code object, a frame, a function or code constructor or
+a real ``compile``: frame, code and generator internals are hidden names;
+``type()`` reports stand-ins for functions, methods, code, frames,
+tracebacks, generators, coroutines, cells, typing aliases and
+``ForwardRef`` (``isinstance`` works, calling does not) and the sandbox's
+``type`` for every metaclass; a class statement cannot subclass a metaclass
+(``class M(typing.Type)``); ``AttributeError.obj`` is cleared before a
+handler sees the exception. ``typing`` still compiles annotation strings
+into ``ForwardRef`` objects in the standard library's own code; that code
+object is reachable only through a hidden attribute.
+
+The rule each facade follows (members not named are the module's ``__all__``
+minus the exclusions in :mod:`.modules`):
+
+* builtins - a curated list (no ``eval``/``exec``/``compile``/``open``/
+  ``globals``); ``type`` as above; ``getattr``/``setattr``/``delattr``/
+  ``vars``/``dir`` follow the rules above; ``__build_class__`` records the
+  script's classes and refuses metaclass bases;
+* math, itertools, bisect, heapq, statistics, fractions, datetime, re, json,
+  string, calendar - functions and classes over plain data: no member takes
+  an attribute name, compiles Python or shares mutable state (excluded:
+  ``re.template``/``purge``, ``json.load``/``dump``, ``string.Formatter``,
+  ``calendar``'s printing classes and global setters);
+* decimal - per-interpreter copies of the template contexts;
+* random - bound methods of a private ``Random``;
+* operator - ``attrgetter``/``methodcaller`` apply the ``getattr`` rule;
+  ``pow``/``ipow``/``lshift``/``ilshift`` keep the integer size limit of
+  ``**`` and ``<<``;
+* textwrap - a private copy of the module;
+* collections - ``namedtuple`` checks field names (the class is the script's
+  own); ``UserString.format`` is the safe one;
+* collections.abc - ``register`` only on the script's own ABCs, and only for
+  classes the script created;
+* functools - ``update_wrapper``/``wraps``/``total_ordering`` only on the
+  script's own objects and standard names; ``cached_property`` checks its
+  attribute name on every read; ``singledispatch`` excluded (evaluates
+  annotation strings);
+* dataclasses - ``dataclass``/``fields``/``asdict``/``astuple``/``replace``
+  only on the script's own classes, plain field names and exact ``Field``
+  objects; ``make_dataclass`` excluded;
+* typing - an explicit list; ``get_origin`` never returns a metaclass;
+  ``Annotated`` aliases cannot be called; ``NamedTuple`` checks field names;
+  ``final`` and ``runtime_checkable`` write only to the script's objects;
+  ``overload`` keeps no process-wide registry; ``get_type_hints`` excluded
+  (evaluates strings);
+* copy (optional) - the real functions: the reduce/deepcopy/getstate/setstate
+  methods a copy consults can only come from standard-library classes (no
+  class body defines them, nothing plants them on instances);
+* enum (optional) - ``Enum``/``IntEnum``/``StrEnum``/``Flag``/``IntFlag`` are
+  subclasses whose metaclass checks the functional API's member names;
+  metaclasses, ``global_*`` (write module globals), ``pickle_by_*`` (hand out
+  the real ``getattr``), ``property`` and ``ReprEnum`` excluded.
 """
 
 from __future__ import annotations
 
 import ast
+import keyword
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any
@@ -79,6 +156,39 @@ PLAIN_DUNDER_READS = frozenset({"__name__", "__qualname__", "__doc__", "__init__
 GUARDED_ATTRIBUTES = frozenset({"format", "format_map", "__class__", "__init__", "register"})
 """Attribute loads that always go through the runtime ``_getattr_`` guard."""
 
+HIDDEN_ATTRIBUTES = INSPECT_ATTRIBUTES | frozenset({"co_consts", "cell_contents"})
+"""Non-dunder attribute names that lead to frames, code objects or closure
+cells: refused wherever a script can name an attribute (syntax, ``getattr``,
+format fields, ``operator.attrgetter``, class patterns, field names)."""
+
+PLAIN, GUARDED, HIDDEN = "plain", "guarded", "hidden"
+"""The three outcomes of :func:`attribute_rule`."""
+
+
+def attribute_rule(name: str) -> str:
+    """How the sandbox treats a read of the attribute ``name``, wherever the name
+    comes from (source text, a computed string, ``__match_args__``, a field name):
+
+    * ``PLAIN`` - an ordinary attribute, read with no runtime guard;
+    * ``GUARDED`` - read only through :meth:`.guards.Guards.getattr`
+      (single-underscore names, ``format``/``format_map``, ``register``,
+      ``__class__``, ``__init__``), which decides by the object;
+    * ``HIDDEN`` - never readable: special attributes other than ``__name__``,
+      ``__qualname__`` and ``__doc__``, name-mangled names, and frame, code and
+      generator internals (:data:`HIDDEN_ATTRIBUTES`).
+    """
+    if name.startswith("__"):
+        if not name.endswith("__"):
+            return HIDDEN
+        if name in PLAIN_DUNDER_READS or name == "__class__":
+            return GUARDED if name in GUARDED_ATTRIBUTES else PLAIN
+        return HIDDEN
+    if name in HIDDEN_ATTRIBUTES:
+        return HIDDEN
+    if name in GUARDED_ATTRIBUTES or (name.startswith("_") and name != "_"):
+        return GUARDED
+    return PLAIN
+
 NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults"})
 """The documented underscore API of namedtuples, readable on any namedtuple."""
 
@@ -111,6 +221,39 @@ class PolicyViolation(Exception):
         self.errors = errors
 
 
+def field_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a field or attribute name chosen by a script
+    (a namedtuple or dataclass field, an enum member, a ``cached_property``),
+    or ``None`` if it can.
+
+    Such names end up in generated source code (``dataclass``,
+    ``namedtuple``), in ``__match_args__`` and as keys of instance
+    dictionaries, where a special name (``__reduce_ex__``, ``__deepcopy__``...)
+    would be trusted by the standard library. Only plain identifiers that are
+    not reserved and not frame or code internals pass; ``str`` subclasses do
+    not (their ``isidentifier`` could lie).
+    """
+    if type(name) is not str:
+        return "is not a plain string"
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return "is not an identifier"
+    if name.startswith("__") or (name.startswith("_") and name.endswith("_") and name != "_"):
+        return "is reserved (names that start with '__' or start and end with '_' belong to " \
+            "Python and the sandbox)"
+    if name in HIDDEN_ATTRIBUTES:
+        return "names frame, code or generator internals"
+    return None
+
+
+def check_field_names(what: str, names: Iterable[object]) -> None:
+    """Raise ``TypeError`` for the first name that :func:`field_name_problem` refuses."""
+    for name in names:
+        problem = field_name_problem(name)
+        if problem is not None:
+            raise TypeError(f"{what}: the name {name!r} {problem}; rename it (e.g. 'x', "
+                            "'value', 'private_value')")
+
+
 def _call(name: str, args: list[ast.expr], like: ast.AST) -> ast.Call:
     node = ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=[])
     copy_locations(node, like)  # type: ignore[arg-type]
@@ -124,6 +267,14 @@ def _check_abort_statement(like: ast.AST) -> ast.Expr:
     return check
 
 
+def _is_dotted(node: ast.expr) -> bool:
+    """True for ``a`` and ``a.b.c``: what a pattern may name (a guarded attribute
+    read has already become a ``_getattr_`` call)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
 def _is_reserved(name: str) -> bool:
     """Names the sandbox keeps for itself: dunders and ``_guard_``-style names."""
     if name == "_":
@@ -135,6 +286,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
     """RestrictedPython's transformer with the changes described in the module docstring."""
 
     allowed_modules: frozenset[str] = frozenset()
+    _match_classes = 0
 
     # --- names -----------------------------------------------------------------
     def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
@@ -177,30 +329,23 @@ class SandboxPolicy(RestrictingNodeTransformer):
     # --- attributes --------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         attr = node.attr
-        if attr.startswith("__") and attr.endswith("__"):
-            if attr not in PLAIN_DUNDER_READS and attr != "__class__":
-                self.error(
-                    node,
-                    f'"{attr}" is not available: special attributes are hidden in the sandbox '
-                    '(readable: __name__, __qualname__, __doc__, __class__, __init__).',
-                )
-                return node
-            if not isinstance(node.ctx, ast.Load):
-                self.error(node, f'"{attr}" cannot be assigned or deleted.')
-                return node
-        elif attr.startswith("__"):
-            self.error(node, f'"{attr}" is not available: name-mangled attributes are hidden.')
+        rule = attribute_rule(attr)
+        if rule == HIDDEN:
+            if attr.startswith("__") and attr.endswith("__"):
+                message = ('special attributes are hidden in the sandbox (readable: __name__, '
+                           "__qualname__, __doc__, __class__, __init__)")
+            elif attr.startswith("__"):
+                message = "name-mangled attributes are hidden"
+            else:
+                message = "frames, code objects and generator internals are hidden in the sandbox"
+            self.error(node, f'"{attr}" is not available: {message}.')
             return node
-        if attr in INSPECT_ATTRIBUTES:
-            self.error(
-                node,
-                f'"{attr}" is not available: frames, code objects and generator internals '
-                "are hidden in the sandbox.",
-            )
+        if attr.startswith("__") and not isinstance(node.ctx, ast.Load):
+            self.error(node, f'"{attr}" cannot be assigned or deleted.')
             return node
         node = self.node_contents_visit(node)
         if isinstance(node.ctx, ast.Load):
-            if attr in GUARDED_ATTRIBUTES or (attr.startswith("_") and attr != "_"):
+            if rule == GUARDED:
                 return _call("_getattr_", [node.value, ast.Constant(attr)], node)
             return node
         guard = "_write_private_" if attr.startswith("_") and attr != "_" else "_write_"
@@ -313,7 +458,48 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     # --- match statements ---------------------------------------------------------
     def visit_Match(self, node: Any) -> Any:
-        return self.node_contents_visit(node)
+        """Route every class pattern with positional sub-patterns through
+        ``_match_class_``.
+
+        ``case C(a, b)`` reads the attributes named by ``C.__match_args__`` with
+        the interpreter's own ``getattr``, which no guard sees, and
+        ``__match_args__`` is written by ``namedtuple``, ``dataclass`` and friends
+        from names the script chose. The pattern's class expression is therefore
+        evaluated once, just before the ``match`` statement, as
+        ``_match_class_[C, n]``, and the pattern uses what that gives: ``C``
+        itself when the first ``n`` names are plain attributes, otherwise a
+        stand-in that checks each read against the subject when the pattern is
+        tried (see :meth:`.guards.Guards.match_class`). A class expression that
+        reads a guarded attribute (``case mod._Private()``) is hoisted the same
+        way, since a pattern may only name ``a.b.c``. Keyword sub-patterns are
+        checked here, by name; value patterns may not read guarded attributes.
+        """
+        node = self.node_contents_visit(node)
+        hoisted: list[ast.stmt] = []
+        for case in node.cases:
+            for pattern in ast.walk(case.pattern):
+                if isinstance(pattern, ast.MatchValue) and isinstance(
+                        pattern.value, (ast.Attribute, ast.Call)) and not _is_dotted(pattern.value):
+                    self.error(pattern, "a value pattern cannot read a private or guarded "
+                               "attribute; compare in a guard instead (case x if x == obj._name)")
+            for pattern in [p for p in ast.walk(case.pattern) if isinstance(p, ast.MatchClass)]:
+                if not pattern.patterns and _is_dotted(pattern.cls):
+                    continue
+                self._match_classes += 1
+                name = f"__sandbox_match_{self._match_classes}__"
+                key = ast.Tuple([pattern.cls, ast.Constant(len(pattern.patterns))], ast.Load())
+                value = ast.Subscript(ast.Name("_match_class_", ast.Load()), key, ast.Load())
+                for part in (key, key.elts[1], value, value.value):
+                    copy_locations(part, pattern)
+                target = ast.Name(name, ast.Store())
+                copy_locations(target, pattern)
+                assign = ast.Assign(targets=[target], value=value)
+                copy_locations(assign, pattern)
+                hoisted.append(assign)
+                cls = ast.Name(name, ast.Load())
+                copy_locations(cls, pattern.cls)
+                pattern.cls = cls
+        return [*hoisted, node] if hoisted else node
 
     def visit_match_case(self, node: Any) -> Any:
         return self.node_contents_visit(node)
@@ -337,8 +523,16 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_MatchClass(self, node: Any) -> Any:
         for attr in node.kwd_attrs:
-            if attr.startswith("_") or attr in INSPECT_ATTRIBUTES:
+            rule = attribute_rule(attr)
+            if rule == HIDDEN:
                 self.error(node, f'"{attr}" cannot be matched: the attribute is hidden.')
+            elif rule == GUARDED:
+                self.error(
+                    node,
+                    f'"{attr}" cannot be matched by keyword: a class pattern would read it '
+                    "without the sandbox's checks. Capture the object instead and read the "
+                    f"attribute in the case body (case C() as obj: ... obj.{attr}).",
+                )
         return self.node_contents_visit(node)
 
     def visit_MatchAs(self, node: Any) -> Any:

@@ -47,7 +47,12 @@ SHARED_WRITES = [
            "import collections.abc\ngetattr(collections.abc.Sequence, 'register')(dict)", NO_ATTR),
     Attack("abc_register_own_ok",
            "import collections.abc\nclass Mine(collections.abc.Sized):\n"
-           "    def __len__(self): return 0\nMine.register(list)\nisinstance([], Mine)", safe(True)),
+           "    def __len__(self): return 0\nclass Other:\n    pass\nMine.register(Other)\n"
+           "isinstance(Other(), Mine)", safe(True)),
+    Attack("abc_register_foreign_class",
+           "import collections.abc\nclass Mine(collections.abc.Sized):\n"
+           "    def __len__(self): return 0\nMine.register(list)\nisinstance([], Mine)",
+           runtime("TypeError"), "only classes the script created can be registered"),
     Attack("default_context_attr", "import decimal\ndecimal.DefaultContext.prec = 3\n"
            "decimal.DefaultContext.prec", safe(3), "the facade holds a per-interpreter copy"),
     Attack("default_context_traps",
