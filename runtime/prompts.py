@@ -11,11 +11,17 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_MODULES",
+    "FINAL_ANSWER_DESCRIPTION",
+    "FINAL_ANSWER_NAME",
     "FINAL_ANSWER_REQUEST",
+    "FINAL_OUTPUT_REQUEST",
+    "OUTPUT_REQUEST",
+    "OUTPUT_SYSTEM",
     "PROGRAMMATIC_SYSTEM",
     "RUN_SCRIPT_NAME",
     "run_script_description",
     "run_script_parameters",
+    "session_notice",
 ]
 
 RUN_SCRIPT_NAME = "run_script"
@@ -41,6 +47,44 @@ FINAL_ANSWER_REQUEST = (
     "answer now from the results you already have, and say what is missing if the "
     "answer is incomplete."
 )
+
+FINAL_ANSWER_NAME = "final_answer"
+
+FINAL_ANSWER_DESCRIPTION = (
+    "Give your final answer. Call this once, when you have it: its arguments are the "
+    "answer itself, in the required structure. If the answer is rejected, the error "
+    "says what to fix; call it again with a corrected answer."
+)
+
+OUTPUT_SYSTEM = (
+    "Your final answer must be structured: give it by calling final_answer with the "
+    "answer as its arguments, not as plain text."
+)
+
+OUTPUT_REQUEST = (
+    "Give your final answer by calling final_answer with the answer as its arguments; "
+    "a plain-text reply is not accepted."
+)
+
+
+FINAL_OUTPUT_REQUEST = (
+    "You have reached the limit of tool use for this task. Call final_answer now with "
+    "the best answer the results you already have support."
+)
+
+
+def session_notice(kept: list[str], gone: list[str]) -> str:
+    """What the model is told, when a conversation continues, about the variables
+    its earlier scripts defined: which the sandbox session still holds, which are gone."""
+    parts = []
+    if kept:
+        parts.append("the sandbox session still holds these variables from earlier scripts: "
+                     + ", ".join(kept))
+    if gone:
+        parts.append("these variables of earlier scripts no longer exist (new session), "
+                     "so recompute what you need: " + ", ".join(gone))
+    return "[Sandbox state: " + "; ".join(parts) + ".]" if parts else ""
+
 
 _RULES = """\
 Run a Python 3 script in a sandbox. The tools listed below are ordinary Python \

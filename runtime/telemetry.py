@@ -3,12 +3,18 @@
 Spans follow the GenAI semantic conventions (names in
 :mod:`toolscript.runtime.telemetry_names`):
 
-* ``execute_script`` per script run (``Session.run``), with the run and
-  session ids, the backend, the outcome and the error type;
-* ``execute_tool {gen_ai.tool.name}`` per tool execution, a child of its run,
-  with ``gen_ai.tool.call.id``, the approval decision and ``error.type``;
+* ``invoke_agent toolscript`` per agent run: the parent of everything the run
+  does, so one run is one trace, with the provider, model, mode, turns, stop
+  reason and summed token usage;
 * ``chat {gen_ai.request.model}`` per model call, with the provider, the
-  response id and model, finish reasons and token usage.
+  response id and model, finish reasons and token usage;
+* ``execute_tool {gen_ai.tool.name}`` per call the model made, with the
+  model's call id as ``gen_ai.tool.call.id`` (a ``run_script`` call's span is
+  the parent of its script run), and per host tool execution, a child of its
+  run, with the approval decision and ``error.type`` (the record's own id is
+  ``toolscript.tool.record_id``);
+* ``execute_script`` per script run (``Session.run``), with the run and
+  session ids, the backend, the outcome and the error type.
 
 Arguments, results, scripts and messages are recorded only when content
 capture is on (``capture_content=True`` or the conventions' environment
@@ -16,27 +22,32 @@ variable ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``).
 
 Nothing in the runtime changes: :func:`instrument` wraps a Runtime from
 outside (its audit hook and the ``run`` of the sessions it creates), and
-:func:`instrument_agent` wraps an Agent's provider::
+:func:`instrument_agent` gives an Agent the hooks its run drivers call (sync,
+async and streamed runs alike; see :mod:`toolscript.runtime.agent.tracing`)::
 
     from toolscript.runtime.telemetry import instrument, instrument_agent
 
     instrument(runtime)                  # global tracer provider, no content
     instrument_agent(agent)              # chat spans too (and the agent's runtime)
 
-Tool spans are written when the call finishes (from its audit record, with
-the call's own start time and duration), so they appear after their run's
-children that finished earlier, with correct timestamps.
+Host tool spans are written when the call finishes (from its audit record,
+with the call's own start time and duration), so they appear after their
+run's children that finished earlier, with correct timestamps. Their parent is
+found by session (the run, or the agent run, that session is serving), not by
+thread, so calls on worker threads and async runs stay in their trace.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from . import telemetry_names as N
@@ -47,7 +58,14 @@ if TYPE_CHECKING:
     from .runtime import Runtime
     from .session import Session
 
-__all__ = ["ChatSpan", "Instrumentation", "Telemetry", "instrument", "instrument_agent"]
+__all__ = [
+    "AgentTrace",
+    "ChatSpan",
+    "Instrumentation",
+    "Telemetry",
+    "instrument",
+    "instrument_agent",
+]
 
 AuditHook = Callable[[ToolCallRecord, RunContext], None]
 
@@ -78,6 +96,50 @@ class Telemetry:
         self.tracer = trace.get_tracer("toolscript", __version__, tracer_provider=tracer_provider)
         self.capture_content = _capture_default() if capture_content is None else capture_content
         self.max_content_chars = max_content_chars
+        self._lock = threading.Lock()
+        self._parents: dict[str, Context] = {}
+        self._expected: dict[str, list[tuple[str, str, str]]] = {}
+
+    # --- where a session's spans go --------------------------------------------------
+    def parent_of(self, session_id: str) -> Context | None:
+        """The context the spans of ``session_id`` hang under (its current run or
+        agent run), or None: the caller's current context."""
+        with self._lock:
+            return self._parents.get(session_id)
+
+    def set_parent(self, session_id: str, context: Context | None) -> Context | None:
+        """Make ``context`` the parent of ``session_id``'s spans; returns the previous."""
+        with self._lock:
+            previous = self._parents.pop(session_id, None)
+            if context is not None:
+                self._parents[session_id] = context
+            return previous
+
+    def expect_direct_calls(self, session_id: str, calls: list[tuple[str, Any, str]]) -> None:
+        """The model's direct calls ``(name, arguments, call id)`` about to run in
+        ``session_id``: their tool spans carry the model's call ids."""
+        with self._lock:
+            self._expected[session_id] = [
+                (name, _canonical(arguments), call_id) for name, arguments, call_id in calls
+            ]
+
+    def forget_direct_calls(self, session_id: str) -> None:
+        """Drop what :meth:`expect_direct_calls` registered and was not claimed."""
+        with self._lock:
+            self._expected.pop(session_id, None)
+
+    def _claim_call_id(self, session_id: str, record: ToolCallRecord) -> str | None:
+        with self._lock:
+            expected = self._expected.get(session_id)
+            if not expected:
+                return None
+            arguments = _canonical(record.args)
+            for same_arguments in (True, False):  # the exact call first, then by name
+                for index, (name, sent, call_id) in enumerate(expected):
+                    if name == record.name and (sent == arguments or not same_arguments):
+                        del expected[index]
+                        return call_id
+            return None
 
     def content(self, value: Any) -> str:
         """``value`` as JSON text for a content attribute (cut to the maximum)."""
@@ -89,15 +151,24 @@ class Telemetry:
         return text
 
     # --- tool executions -------------------------------------------------------------
-    def tool_span(self, record: ToolCallRecord, description: str = "") -> None:
-        """Write the ``execute_tool`` span of one finished call (a child of the
-        current span, normally its run's)."""
+    def tool_span(
+        self,
+        record: ToolCallRecord,
+        description: str = "",
+        *,
+        parent: Context | None = None,
+        call_id: str | None = None,
+    ) -> None:
+        """Write the ``execute_tool`` span of one finished call, a child of
+        ``parent`` (default: the current span). ``call_id`` is the model's id of a
+        direct call; else the record's id is the call id."""
         start_ns = int(record.started_at * 1e9)
         end_ns = start_ns + int(record.duration_s * 1e9)
         attributes: dict[str, Any] = {
             N.OPERATION_NAME: N.OPERATION_EXECUTE_TOOL,
             N.TOOL_NAME: record.name,
-            N.TOOL_CALL_ID: record.id,
+            N.TOOL_CALL_ID: call_id or record.id,
+            N.TOOL_RECORD_ID: record.id,
             N.TOOL_TYPE: N.TOOL_TYPE_FUNCTION,
             N.TOOL_SOURCE: record.source,
         }
@@ -113,6 +184,7 @@ class Telemetry:
                 attributes[N.TOOL_CALL_RESULT] = self.content(record.value)
         span = self.tracer.start_span(
             N.SPAN_EXECUTE_TOOL.format(tool=record.name),
+            context=parent,
             kind=SpanKind.INTERNAL,
             attributes=attributes,
             start_time=start_ns,
@@ -133,7 +205,12 @@ class Telemetry:
 
         def audit(record: ToolCallRecord, ctx: RunContext) -> None:
             try:
-                self.tool_span(record, describe(record.name))
+                call_id = (
+                    self._claim_call_id(ctx.session_id, record)
+                    if record.source == "direct" else None
+                )
+                self.tool_span(record, describe(record.name),
+                               parent=self.parent_of(ctx.session_id), call_id=call_id)
             finally:
                 if then is not None:
                     then(record, ctx)
@@ -151,9 +228,14 @@ class Telemetry:
         if self.capture_content:
             attributes[N.SCRIPT_CODE] = self.content(code)
         with self.tracer.start_as_current_span(
-            N.SPAN_RUN_SCRIPT, kind=SpanKind.INTERNAL, attributes=attributes
+            N.SPAN_RUN_SCRIPT, context=self.parent_of(session.id), kind=SpanKind.INTERNAL,
+            attributes=attributes,
         ) as span:
-            yield span
+            previous = self.set_parent(session.id, trace.set_span_in_context(span))
+            try:
+                yield span
+            finally:
+                self.set_parent(session.id, previous)
 
     def record_run(self, span: Span, result: RunResult) -> None:
         """Put a run's outcome on its span."""
@@ -195,13 +277,8 @@ class Telemetry:
     ) -> Iterator[ChatSpan]:
         """The ``chat {model}`` span of one model call; record the response on the
         yielded :class:`ChatSpan`. An exception marks the span as an error."""
-        attributes: dict[str, Any] = {N.OPERATION_NAME: N.OPERATION_CHAT, N.REQUEST_MODEL: model}
-        if provider:
-            attributes[N.PROVIDER_NAME] = N.PROVIDER_NAMES.get(provider, provider)
-        if max_tokens is not None:
-            attributes[N.REQUEST_MAX_TOKENS] = max_tokens
-        if temperature is not None:
-            attributes[N.REQUEST_TEMPERATURE] = temperature
+        attributes = chat_attributes(model, provider, max_tokens=max_tokens,
+                                     temperature=temperature)
         if server_address:
             attributes["server.address"] = server_address
         if server_port:
@@ -214,6 +291,37 @@ class Telemetry:
             except BaseException as exc:
                 span.set_attribute(N.ERROR_TYPE, type(exc).__name__)
                 raise
+
+
+    # --- agent runs -------------------------------------------------------------------
+    def agent_trace(self, agent: Any, session: Any) -> AgentTrace:
+        """The hooks of one run of ``agent`` in ``session`` (see :class:`AgentTrace`)."""
+        return AgentTrace(self, agent, session)
+
+
+def chat_attributes(
+    model: str, provider: str = "", *, max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> dict[str, Any]:
+    """The request attributes of a ``chat`` span."""
+    attributes: dict[str, Any] = {N.OPERATION_NAME: N.OPERATION_CHAT, N.REQUEST_MODEL: model}
+    if provider:
+        attributes[N.PROVIDER_NAME] = N.PROVIDER_NAMES.get(provider, provider)
+    if max_tokens is not None:
+        attributes[N.REQUEST_MAX_TOKENS] = max_tokens
+    if temperature is not None:
+        attributes[N.REQUEST_TEMPERATURE] = temperature
+    return attributes
+
+
+def _canonical(value: Any) -> str:
+    """Arguments (a dict or JSON text) as comparable text."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return str(value)
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 class ChatSpan:
@@ -312,26 +420,162 @@ def instrument(
 def instrument_agent(
     agent: Any, *, tracer_provider: Any = None, capture_content: bool | None = None
 ) -> Telemetry:
-    """Trace an :class:`~toolscript.runtime.agent.Agent`: a ``chat`` span per model
-    call (wrapping its provider's ``complete``), and its runtime's runs and tools."""
+    """Trace an :class:`~toolscript.runtime.agent.Agent`: each run is one trace — an
+    ``invoke_agent`` span with a ``chat`` span per model call and an
+    ``execute_tool`` span per call the model made (its scripts' runs and host
+    tool calls below them) — and its runtime's runs and tools outside agent runs."""
     instrumentation = instrument(
         agent.runtime, tracer_provider=tracer_provider, capture_content=capture_content
     )
-    telemetry = instrumentation.telemetry
-    provider = agent.provider
-    complete = provider.complete
+    agent.telemetry = instrumentation.telemetry
+    return instrumentation.telemetry
 
-    def traced_complete(messages: list[dict[str, Any]], request: Any) -> Any:
-        with telemetry.chat_span(
-            request.model,
-            getattr(provider, "name", ""),
-            max_tokens=getattr(request, "max_tokens", None),
-            temperature=getattr(request, "temperature", None),
-        ) as chat:
+
+class AgentTrace:
+    """The spans of one agent run (the agent's drivers call these hooks; see
+    :class:`toolscript.runtime.agent.tracing.RunTrace`).
+
+    Spans are made with explicit parents and never made current, so a run
+    streamed through a generator, or driven by an event loop, keeps its tree.
+    """
+
+    def __init__(self, telemetry: Telemetry, agent: Any, session: Any) -> None:
+        self.telemetry = telemetry
+        self.agent = agent
+        self.session = session
+        self.session_id = str(getattr(session, "id", id(session)))
+        self.span: Span | None = None
+        self.context: Context | None = None
+        self._previous: Context | None = None
+
+    def start(self, prompt: str) -> None:
+        """Open the ``invoke_agent`` span; the session's spans go under it."""
+        agent, telemetry = self.agent, self.telemetry
+        provider = getattr(agent.provider, "name", "")
+        attributes: dict[str, Any] = {
+            N.OPERATION_NAME: N.OPERATION_INVOKE_AGENT,
+            N.AGENT_NAME: N.AGENT_NAME_VALUE,
+            N.PROVIDER_NAME: N.PROVIDER_NAMES.get(provider, provider),
+            N.REQUEST_MODEL: agent.request.model,
+            N.AGENT_MODE: agent.mode,
+            N.SESSION_ID: self.session_id,
+        }
+        run_id = getattr(self.session, "agent_run_id", None)
+        if run_id:
+            attributes[N.AGENT_RUN_ID] = run_id
+        if telemetry.capture_content:
+            attributes[N.INPUT_MESSAGES] = telemetry.content([{"role": "user", "content": prompt}])
+        self.span = telemetry.tracer.start_span(
+            N.SPAN_INVOKE_AGENT.format(agent=N.AGENT_NAME_VALUE), kind=SpanKind.INTERNAL,
+            attributes=attributes,
+        )
+        self.context = trace.set_span_in_context(self.span)
+        self._previous = telemetry.set_parent(self.session_id, self.context)
+
+    @contextmanager
+    def chat(self, request: Any, turn_no: int, messages: Any = None) -> Iterator[Any]:
+        """A ``chat`` span around one model request."""
+        telemetry = self.telemetry
+        attributes = chat_attributes(
+            request.model, getattr(self.agent.provider, "name", ""),
+            max_tokens=request.max_tokens, temperature=request.temperature,
+        )
+        span = telemetry.tracer.start_span(
+            N.SPAN_CHAT.format(model=request.model), context=self.context,
+            kind=SpanKind.CLIENT, attributes=attributes,
+        )
+        chat = ChatSpan(telemetry, span)
+        if messages is not None:
             chat.record_messages(input_messages=messages)
-            turn = complete(messages, request)
-            chat.record_turn(turn)
-            return turn
+        try:
+            yield chat.record_turn
+        except BaseException as exc:
+            span.set_attribute(N.ERROR_TYPE, type(exc).__name__)
+            span.set_status(Status(StatusCode.ERROR, str(exc)[:500]))
+            raise
+        finally:
+            span.end()
 
-    provider.complete = traced_complete
-    return telemetry
+    @contextmanager
+    def group(self, group: Any) -> Iterator[Callable[[Any], None]]:
+        """Spans for one group of the model's calls: a ``run_script`` call's span
+        is the parent of its run; direct calls are claimed by their records."""
+        telemetry = self.telemetry
+        if group.kind in ("write", "read"):
+            telemetry.expect_direct_calls(
+                self.session_id, [(c.name, c.arguments, c.id) for c in group.calls]
+            )
+            try:
+                yield _ignore
+            finally:
+                telemetry.forget_direct_calls(self.session_id)
+            return
+        spans = [self._call_span(call) for call in group.calls]
+        previous = None
+        if group.kind == "script":
+            previous = telemetry.set_parent(self.session_id, trace.set_span_in_context(spans[0]))
+
+        def record(steps: Any) -> None:
+            for span, step in zip(spans, steps, strict=False):
+                span.set_attribute(N.TOOL_EXECUTED, bool(step.executed))
+                if telemetry.capture_content:
+                    span.set_attribute(N.TOOL_CALL_RESULT, telemetry.content(step.output))
+                if not step.ok:
+                    span.set_attribute(N.ERROR_TYPE, _error_type(step.output))
+                    span.set_status(Status(StatusCode.ERROR, step.output[:500]))
+
+        try:
+            yield record
+        except BaseException as exc:
+            for span in spans:
+                span.set_attribute(N.ERROR_TYPE, type(exc).__name__)
+            raise
+        finally:
+            if group.kind == "script":
+                telemetry.set_parent(self.session_id, previous)
+            for span in spans:
+                span.end()
+
+    def _call_span(self, call: Any) -> Span:
+        telemetry = self.telemetry
+        attributes: dict[str, Any] = {
+            N.OPERATION_NAME: N.OPERATION_EXECUTE_TOOL,
+            N.TOOL_NAME: call.name,
+            N.TOOL_CALL_ID: call.id,
+            N.TOOL_TYPE: N.TOOL_TYPE_FUNCTION,
+        }
+        if telemetry.capture_content:
+            attributes[N.TOOL_CALL_ARGUMENTS] = telemetry.content(call.arguments)
+        return telemetry.tracer.start_span(
+            N.SPAN_EXECUTE_TOOL.format(tool=call.name), context=self.context,
+            kind=SpanKind.INTERNAL, attributes=attributes,
+        )
+
+    def end(self, result: Any, error: BaseException | None = None) -> None:
+        """Close the ``invoke_agent`` span with the run's totals (or its error)."""
+        span = self.span
+        if span is None:
+            return
+        self.telemetry.set_parent(self.session_id, self._previous)
+        if result is not None:
+            span.set_attribute(N.USAGE_INPUT_TOKENS, result.usage.input_tokens)
+            span.set_attribute(N.USAGE_OUTPUT_TOKENS, result.usage.output_tokens)
+            span.set_attribute(N.AGENT_TURNS, result.turns)
+            span.set_attribute(N.AGENT_STOPPED_BY, result.stopped_by)
+            if self.telemetry.capture_content:
+                span.set_attribute(N.OUTPUT_MESSAGES, self.telemetry.content(
+                    [{"role": "assistant", "content": result.answer}]))
+        if error is not None:
+            span.set_attribute(N.ERROR_TYPE, type(error).__name__)
+            span.set_status(Status(StatusCode.ERROR, str(error)[:500]))
+        span.end()
+
+
+def _error_type(output: str) -> str:
+    """``TYPE`` of an ``error: TYPE: message`` reply."""
+    parts = output.split(":", 2)
+    return parts[1].strip() if len(parts) > 2 and parts[0] == "error" else "error"
+
+
+def _ignore(_: Any) -> None:
+    return None

@@ -12,11 +12,16 @@ from __future__ import annotations
 SPAN_EXECUTE_TOOL = "execute_tool {tool}"
 SPAN_CHAT = "chat {model}"
 SPAN_RUN_SCRIPT = "execute_script"
+SPAN_INVOKE_AGENT = "invoke_agent {agent}"
 
 # --- GenAI semantic conventions --------------------------------------------------------
 OPERATION_NAME = "gen_ai.operation.name"
 OPERATION_EXECUTE_TOOL = "execute_tool"
 OPERATION_CHAT = "chat"
+OPERATION_INVOKE_AGENT = "invoke_agent"
+
+AGENT_NAME = "gen_ai.agent.name"
+AGENT_NAME_VALUE = "toolscript"
 
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
@@ -55,12 +60,20 @@ SCRIPT_VALUE = "toolscript.script.value"  # opt-in content
 TOOL_APPROVED = "toolscript.tool.approved"
 TOOL_DECIDED_BY = "toolscript.tool.decided_by"
 TOOL_SOURCE = "toolscript.tool.source"
+TOOL_RECORD_ID = "toolscript.tool.record_id"
+TOOL_EXECUTED = "toolscript.tool.executed"
+AGENT_MODE = "toolscript.agent.mode"
+AGENT_RUN_ID = "toolscript.agent.run_id"
+AGENT_TURNS = "toolscript.agent.turns"
+AGENT_STOPPED_BY = "toolscript.agent.stopped_by"
 USAGE_CACHE_READ_TOKENS = "toolscript.usage.cache_read_tokens"
 
 PROVIDER_NAMES = {
     "openai": "openai",
     "openai-responses": "openai",
     "anthropic": "anthropic",
+    "gemini": "gcp.gemini",
+    "gemini-openai": "gcp.gemini",
     "deepseek": "deepseek",
     "qwen": "alibaba_cloud",
     "kimi": "moonshot_ai",

@@ -21,8 +21,11 @@ from typing import Any, Literal
 from toolscript.errors import ConfigurationError, SchemaError, ToolDefinitionError
 
 from . import pydantic_models
+from .binding import BoundArgs, convert_argument, render
 from .convert import Converter, build_converter
+from .dependencies import warn_dependencies
 from .docstrings import parse_docstring
+from .finite import has_non_finite
 from .markers import IdempotencyKeyMarker, Inject, find_marker
 from .schema import (
     MISSING,
@@ -34,12 +37,13 @@ from .schema import (
     type_label,
     unwrap_annotated,
 )
-from .validation import ArgsValidator, ArgumentError, Problem
+from .validation import ROOT, ArgsValidator, ArgumentError, Problem
 
 __all__ = [
     "IDEMPOTENCY_PARAM",
     "MISSING",
     "NAME_PATTERN",
+    "BoundArgs",
     "HostNeeds",
     "IdempotencyScope",
     "InjectedParam",
@@ -63,6 +67,8 @@ _IDEMPOTENCY_SCHEMA: dict[str, Any] = {
         "default: derived from the arguments"
     ),
 }
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """The strictest provider rule for tool names (OpenAI, Anthropic, Gemini...)."""
@@ -130,12 +136,15 @@ class InjectedParam:
             or ``MISSING``.
         check: a class the value must be an instance of, when the annotation
             is a plain class; else None (not checked).
+        redact: show the value to approval hooks as ``"[redacted]"``
+            (``Inject(..., redact=True)``, for secrets such as tokens).
     """
 
     name: str
     key: str
     default: Any = MISSING
     check: type | None = None
+    redact: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +208,8 @@ class Tool:
     allowed_callers: frozenset[str]
     examples: tuple[dict[str, Any], ...]
     host_needs: HostNeeds | None
+    _model_params: frozenset[str] = frozenset()
+    _fill_cache: tuple[tuple[str, Any, bool], ...] | None = None
 
     def __init__(
         self,
@@ -219,10 +230,9 @@ class Tool:
             func = func.func
         if not callable(func):
             raise ToolDefinitionError(f"a tool must wrap a callable, got {func!r}")
-        if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+        if inspect.isasyncgenfunction(func):
             raise ToolDefinitionError(
-                f"{_label(func)}: async tools are not supported yet; wrap it in a "
-                "plain function (e.g. with asyncio.run)"
+                f"{_label(func)}: async generators cannot be tools; return a list instead"
             )
         if name is None:
             name = getattr(func, "__name__", None)
@@ -252,6 +262,10 @@ class Tool:
         self.__module__ = getattr(func, "__module__", __name__)
         self.__doc__ = getattr(func, "__doc__", None)
         self.__wrapped__ = func
+        if inspect.iscoroutinefunction(func):  # runs on the host's loop: see asynctools
+            from .asynctools import blocking
+
+            self.func = blocking(func)
 
     @classmethod
     def from_function(
@@ -370,6 +384,7 @@ class Tool:
                         p.name, marker.key or p.name,
                         MISSING if p.default is p.empty else p.default,
                         bare if isinstance(bare, type) and bare not in (object, Any) else None,
+                        bool(getattr(marker, "redact", False)),
                     ))
                 continue
             if p.name == IDEMPOTENCY_PARAM and (self._idempotency or key_param):
@@ -452,6 +467,9 @@ class Tool:
                 "additionalProperties": False,
             }
         )
+        warn_dependencies(
+            self.name, func, [(p.name, p.schema, p.annotation) for p in params], builder.defs
+        )
         self._validator = ArgsValidator(
             self.parameters_schema,
             [p.name for p in params],
@@ -459,6 +477,7 @@ class Tool:
             post_check=_model_check(models) if models else None,
         )
         self._converters = converters
+        self._model_params = frozenset(models)
         self._positional_only = tuple(positional_only)
         self._defaults = {p.name: p.default for p in params}
         self._plain = not converters and not positional_only
@@ -534,7 +553,8 @@ class Tool:
         return self.func(*args, **kwargs)
 
     def validate(self, args: Any) -> None:
-        """Check an arguments dict against :attr:`parameters_schema`.
+        """Check an arguments dict against :attr:`parameters_schema` (NaN and
+        infinities are invalid anywhere).
 
         Raises:
             ArgumentError: with every problem found (path and reason each).
@@ -542,11 +562,77 @@ class Tool:
         fast = self._fast
         if fast is not None:
             try:
-                if fast(args):
+                if fast(args) and not has_non_finite(args):
                     return
             except Exception:
                 pass
         self._validator.check(self.name, args)
+
+    def bind(self, args: Any) -> BoundArgs:
+        """Validate ``args`` and return the final arguments of the call.
+
+        The arguments are checked against :attr:`parameters_schema`, converted
+        to what the annotations ask for (pydantic models run their validators
+        and fill their nested defaults here) and completed with the defaults
+        of the parameters left out. The result's ``values`` are what
+        :meth:`call_bound` passes to the function; its ``shown`` are the same
+        values as JSON data, for the approval hook, policies, plans and the
+        audit record (see :mod:`toolscript.tools.binding`).
+
+        Raises:
+            ArgumentError: with every problem found (a converter that raises
+                is a problem of its argument).
+        """
+        validator = self._validator
+        if not validator.is_valid(args):
+            problems = validator.problems(args) or [Problem(ROOT, "arguments are invalid")]
+            raise ArgumentError(self.name, problems)
+        values: dict[str, Any] = args
+        converters = self._converters
+        if converters:
+            values = {}
+            problems = []
+            for key, value in args.items():
+                convert = converters.get(key)
+                if convert is None:
+                    values[key] = value
+                    continue
+                converted, found = convert_argument(key, convert, value)
+                problems.extend(found)
+                values[key] = converted
+            if problems:
+                raise ArgumentError(self.name, problems)
+        fill = self._fill_cache
+        if fill is None:
+            fill = self._fill_cache = tuple(
+                (name, default, type(default) in _JSON_SCALARS)
+                for name, default in self._defaults.items()
+                if default is not MISSING and name != IDEMPOTENCY_PARAM
+            )
+        as_is = not converters
+        for name, default, scalar in fill:
+            if name not in values:
+                if values is args:
+                    values = dict(args)
+                values[name] = default
+                as_is = as_is and scalar
+        if as_is:  # JSON data throughout: what is shown is what the function gets
+            return BoundArgs(values, values, self._plain)
+        shown = {p.name: render(values[p.name]) for p in self.params if p.name in values}
+        return BoundArgs(values, shown, False)
+
+    def call_bound(self, values: dict[str, Any]) -> Any:
+        """Call the function with the ``values`` of :meth:`bind`, converting nothing."""
+        positional_only = self._positional_only
+        if positional_only:
+            kwargs = dict(values)
+            present = [i for i, n in enumerate(positional_only) if n in kwargs]
+            positional = [
+                kwargs.pop(n) if n in kwargs else self._defaults[n]
+                for n in positional_only[: present[-1] + 1 if present else 0]
+            ]
+            return self.func(*positional, **kwargs)
+        return self.func(**values)
 
     def problems(self, args: Any) -> list[Problem]:
         """Every problem with ``args`` (an empty list if they are valid)."""
@@ -590,7 +676,7 @@ class Tool:
     def call_args(
         self, args: Mapping[str, Any], injected: Mapping[str, Any], key: str | None = None
     ) -> dict[str, Any]:
-        """The arguments for :meth:`invoke`: the validated ``args`` without the
+        """The arguments for :meth:`call_bound`: the bound ``args`` without the
         script's ``idempotency_key``, plus injected values and the key parameter."""
         full = dict(args)
         needs = self.host_needs
@@ -605,22 +691,16 @@ class Tool:
         """Call the function with an already validated arguments dict.
 
         JSON values are converted to what the annotations ask for (Enum
-        members, dataclass instances, tuples, sets) before the call.
+        members, dataclass instances, tuples, sets) before the call. The
+        runtime does not use this: it calls :meth:`bind` before approval and
+        :meth:`call_bound` with the approved values.
         """
         if self._plain:
             return self.func(**args)
         converters = self._converters
         if converters:
             args = {k: (converters[k](v) if k in converters else v) for k, v in args.items()}
-        if self._positional_only:
-            kwargs = dict(args)
-            present = [i for i, n in enumerate(self._positional_only) if n in kwargs]
-            positional = [
-                kwargs.pop(n) if n in kwargs else self._defaults[n]
-                for n in self._positional_only[: present[-1] + 1 if present else 0]
-            ]
-            return self.func(*positional, **kwargs)
-        return self.func(**args)
+        return self.call_bound(args)
 
     def validate_and_invoke(self, args: Any) -> Any:
         """:meth:`validate` then :meth:`invoke`; raises :class:`ArgumentError`."""

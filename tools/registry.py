@@ -32,7 +32,9 @@ class ToolRegistry:
         *,
         reserved: Iterable[str] = (),
     ) -> None:
-        """Register ``tools`` (a :class:`TwoPhase` pair registers both its tools).
+        """Register ``tools`` (a :class:`TwoPhase` pair registers both its tools; a
+        tool source — an object with a ``tools()`` method returning tools, such as
+        ``MCPToolSource`` or ``OpenAPISource`` — registers what ``tools()`` returns).
 
         Raises:
             ToolDefinitionError: a bad or reserved name, or a duplicate.
@@ -137,6 +139,8 @@ def _flatten(
     for item in items:
         if isinstance(item, TwoPhase):
             yield from item
+        elif not callable(item) and callable(getattr(item, "tools", None)):
+            yield from _flatten(item.tools())  # a tool source (MCP, OpenAPI ...)
         else:
             yield item
 

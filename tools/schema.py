@@ -34,6 +34,7 @@ from toolscript.errors import SchemaError
 from . import pydantic_models
 from .constraints import ConstraintError, constraint_keywords, json_types, metadata_description
 from .docstrings import parse_docstring
+from .hosttypes import json_form
 
 __all__ = [
     "MISSING",
@@ -427,10 +428,22 @@ class SchemaBuilder:
             return self._pydantic(tp)
         if issubclass(tp, tuple) and hasattr(tp, "_fields"):
             raise UnsupportedType(tp, "NamedTuple is not supported; use a TypedDict or dataclass")
+        form = json_form(tp)
+        if form is not None:
+            iso = hasattr(tp, "fromisoformat")
+            parse = f"{tp.__name__}.fromisoformat(value)" if iso else f"{tp.__name__}(value)"
+            raise UnsupportedType(
+                tp,
+                f"a script sends JSON, where a {tp.__name__} is a string ({form.note}); "
+                f"take `str` and convert it in the tool (e.g. {parse}), or use a pydantic "
+                "model field of this type",
+            )
         raise UnsupportedType(
             tp,
             "this class has no JSON Schema; use a TypedDict, a dataclass, an Enum "
-            "or builtin types (str, int, float, bool, list, dict)",
+            "or builtin types (str, int, float, bool, list, dict); if the host holds "
+            "this object (a client, an account, a store), inject it instead: annotate "
+            "it `Injected[...]` or register the tool with inject=[...]",
         )
 
     # -- named types --------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toolscript.errors import (
+        AgentOutputError,
         ApprovalRequired,
         BackendError,
         BackendUnavailable,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from toolscript.runtime.agent import Agent, AgentResult
     from toolscript.runtime.agent.resilience import ToolRateLimited, TransientToolError, resilient
     from toolscript.runtime.approval import Decision, ToolCallRequest
+    from toolscript.runtime.audit import AuditLog
     from toolscript.runtime.limits import Limits
     from toolscript.runtime.results import RunError, RunResult, ToolCallRecord
     from toolscript.runtime.runtime import Runtime
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
 # Imported lazily so that ``toolscript.sandbox`` (which runs inside the
 # sandbox) can be imported without loading the host runtime.
 _EXPORTS = {
+    "AgentOutputError": "toolscript.errors",
     "ApprovalRequired": "toolscript.errors",
     "BackendError": "toolscript.errors",
     "BackendUnavailable": "toolscript.errors",
@@ -64,6 +67,7 @@ _EXPORTS = {
     "ToolDefinitionError": "toolscript.errors",
     "ToolLoadError": "toolscript.errors",
     "ToolscriptError": "toolscript.errors",
+    "AuditLog": "toolscript.runtime.audit",
     "Decision": "toolscript.runtime.approval",
     "ToolCallRequest": "toolscript.runtime.approval",
     "Limits": "toolscript.runtime.limits",
@@ -110,8 +114,10 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Agent",
+    "AgentOutputError",
     "AgentResult",
     "ApprovalRequired",
+    "AuditLog",
     "BackendError",
     "BackendUnavailable",
     "ConfigurationError",

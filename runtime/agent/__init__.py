@@ -1,12 +1,26 @@
 """The agent loop: a model drives a toolscript runtime through a provider dialect.
 
-``Agent(runtime, provider=..., model=..., mode=...)``; ``.run(prompt)`` returns an
-:class:`AgentResult`. See :mod:`.loop` for the loop, :mod:`.offer` for modes
-and ``allowed_callers``, :mod:`.executor` for how calls run.
+``Agent("provider:model", tools=[...])`` or ``Agent(runtime, provider=...,
+model=..., mode=...)``; ``.run(prompt)`` returns an :class:`AgentResult`
+(also ``run_async``, ``stream``, ``stream_async``). See :mod:`.loop` for the
+drivers, :mod:`.state` for the loop's rules, :mod:`.offer` for modes and
+``allowed_callers``, :mod:`.executor` for how calls run, :mod:`.output` for
+structured answers, :mod:`.events` for streamed events and :mod:`.testing`
+for scripted models.
 """
 
 from __future__ import annotations
 
+from .events import (
+    AgentEvent,
+    ModelResponded,
+    RunFinished,
+    ScriptFinished,
+    ScriptStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from .executor import Step
 from .loop import Agent
 from .offer import CALLERS_ATTRIBUTE, MODES, allowed_callers
@@ -16,8 +30,16 @@ __all__ = [
     "CALLERS_ATTRIBUTE",
     "MODES",
     "Agent",
+    "AgentEvent",
     "AgentResult",
+    "ModelResponded",
+    "RunFinished",
+    "ScriptFinished",
+    "ScriptStarted",
     "Step",
     "StopReason",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
     "allowed_callers",
 ]

@@ -11,10 +11,18 @@
 * Bad arguments, unknown tools and tool failures become error replies the
   model can act on; authorisation failures and infrastructure errors are
   exceptions from the session and end the run.
+* Calls the agent answers itself (``final_answer``) are given as
+  ``intercept`` handlers and never reach the session.
+
+:meth:`TurnExecutor.groups` yields the turn one group at a time (a script, a
+write call, a batch of read-only calls ...): a driver can report each group
+as it starts and finishes, and an async driver runs each in a thread.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +33,7 @@ from .format import cap, format_run_result, format_tool_record
 from .offer import Offer
 from .protocols import RunResultLike, SessionLike, ToolCallRecordLike
 
-__all__ = ["Step", "TurnExecutor"]
+__all__ = ["Group", "Step", "TurnExecutor", "not_executed"]
 
 
 @dataclass
@@ -57,6 +65,26 @@ class Step:
         return ToolOutcome(call_id=self.call_id, content=self.output, is_error=not self.ok)
 
 
+@dataclass
+class Group:
+    """Calls of a turn that run together; :meth:`run` executes them.
+
+    Attributes:
+        calls: the calls, in call order.
+        kind: ``"script"``, ``"write"``, ``"read"`` (a batch of read-only
+            calls), ``"agent"`` (answered by the agent), or ``"refused"``
+            (unknown or skipped calls: nothing runs).
+    """
+
+    calls: list[ToolCall]
+    kind: str
+    _run: Callable[[], list[Step]] = field(repr=False)
+
+    def run(self) -> list[Step]:
+        """Execute the calls; one :class:`Step` per call, in call order."""
+        return self._run()
+
+
 class TurnExecutor:
     """Executes the tool calls of a turn for one agent run."""
 
@@ -68,49 +96,64 @@ class TurnExecutor:
         max_script_chars: int,
         max_tool_chars: int,
         strict: bool = False,
+        intercept: dict[str, Callable[[ToolCall], Step]] | None = None,
     ) -> None:
         self.session = session
         self.offer = offer
         self.max_script_chars = max_script_chars
         self.max_tool_chars = max_tool_chars
         self.strict = strict
+        self.intercept = dict(intercept or {})
 
     def execute(self, calls: list[ToolCall]) -> list[Step]:
         """One :class:`Step` per call, in call order."""
         steps: list[Step] = []
+        for group in self.groups(calls):
+            steps.extend(group.run())
+        return steps
+
+    def groups(self, calls: list[ToolCall]) -> Iterator[Group]:
+        """The turn's calls as groups, in order; run each group before taking the next
+        (a failed script or write turns the rest of the turn into refusals)."""
         halted_by: str | None = None
         i = 0
         while i < len(calls):
             call = calls[i]
+            outcome: list[Step] = []
             if halted_by is not None:
-                steps.append(_not_executed(call, halted_by))
+                refuse = functools.partial(not_executed, reason=halted_by)
+                yield Group([call], "refused", functools.partial(_one, refuse, call, outcome))
+                i += 1
+                continue
+            handler = self.intercept.get(call.name)
+            if handler is not None:
+                yield Group([call], "agent", functools.partial(_one, handler, call, outcome))
                 i += 1
                 continue
             if call.name == prompts.RUN_SCRIPT_NAME and self.offer.run_script:
-                step = self._script(call)
-                steps.append(step)
-                if step.executed and not step.ok:
+                yield Group([call], "script", functools.partial(_one, self._script, call, outcome))
+                if outcome and outcome[0].executed and not outcome[0].ok:
                     halted_by = f"the earlier run_script call {call.id} failed"
                 i += 1
                 continue
             tool = self.offer.direct.get(call.name)
             if tool is None:
-                steps.append(self._unknown(call))
+                unknown = functools.partial(_one, self._unknown, call, outcome)
+                yield Group([call], "refused", unknown)
                 i += 1
                 continue
             if getattr(tool, "read_only", False):
                 j = i
                 while j < len(calls) and self._is_read_only_direct(calls[j]):
                     j += 1
-                steps.extend(self._read_batch(calls[i:j]))
+                batch = calls[i:j]
+                yield Group(batch, "read", functools.partial(self._read_batch, batch))
                 i = j
                 continue
-            step = self._direct(call)
-            steps.append(step)
-            if not step.ok:
+            yield Group([call], "write", functools.partial(_one, self._direct, call, outcome))
+            if outcome and not outcome[0].ok:
                 halted_by = f"the earlier write call {call.name} ({call.id}) failed"
             i += 1
-        return steps
 
     # --------------------------------------------------------------- scripts
     def _script(self, call: ToolCall) -> Step:
@@ -171,6 +214,15 @@ class TurnExecutor:
         return Step(call.id, call.name, call.arguments, False, False, text)
 
 
-def _not_executed(call: ToolCall, reason: str) -> Step:
+def _one(run: Callable[[ToolCall], Step], call: ToolCall, out: list[Step]) -> list[Step]:
+    """``[run(call)]``, the step also kept in ``out`` (where the group iterator reads
+    the outcome)."""
+    step = run(call)
+    out.append(step)
+    return [step]
+
+
+def not_executed(call: ToolCall, reason: str) -> Step:
+    """The reply to a call that was not run, saying why."""
     text = f"error: not_executed: this call was not executed because {reason}."
     return Step(call.id, call.name, call.arguments, False, False, text)

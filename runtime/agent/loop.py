@@ -2,27 +2,56 @@
 
 Each turn sends the conversation and the offered functions; the model's calls
 run through :class:`~.executor.TurnExecutor`; the replies go back in the
-dialect's shape. When the turn cap or the token budget is reached, the replies
-of the last turn carry a request to answer, and one final turn is sent with
-``tool_choice="none"`` (or without tools where the endpoint cannot say
-"none"), so a run ends with an answer instead of an exception.
+provider's shape. :class:`~.state.RunState` keeps the books (caps, structured
+answers, continued conversations); this module has the four drivers that do
+the I/O around it — :meth:`Agent.run`, :meth:`Agent.run_async`,
+:meth:`Agent.stream` and :meth:`Agent.stream_async` — all reporting to the
+same tracing hooks (:mod:`.tracing`).
+
+Async runs use the provider's async client for model requests; the sandbox
+I/O (scripts and direct tool calls) runs in a worker thread while the event
+loop stays free, and ``async def`` tools run on that loop.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+import uuid
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
+
+from toolscript.tools.asynctools import offload
 
 from toolscript.errors import ConfigurationError
 
 from .. import prompts
-from ..providers import PROVIDER_NAMES, Provider, Request, RetryPolicy, Usage, make_provider
-from ..providers.base import ToolChoice, normalize_tool_choice
-from .executor import Step, TurnExecutor
+from ..providers import (
+    PROVIDER_NAMES,
+    Provider,
+    Request,
+    RetryPolicy,
+    make_provider,
+    split_model,
+)
+from ..providers.base import Message, ModelTurn, ToolChoice, normalize_tool_choice
+from ..providers.errors import ModelResponseError
+from .events import (
+    AgentEvent,
+    ModelResponded,
+    RunFinished,
+    ScriptFinished,
+    ScriptStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from .executor import Group, Step
 from .offer import MODES, Offer, build_offer
-from .protocols import RuntimeLike, SessionLike, ToolCallRecordLike
-from .result import AgentResult, StopReason
+from .output import OutputSpec
+from .protocols import RuntimeLike, SessionLike
+from .result import AgentResult
+from .state import RunState
+from .tracing import NoTrace, RunTrace
 
 __all__ = ["Agent"]
 
@@ -32,15 +61,38 @@ log = logging.getLogger("toolscript.agent")
 class Agent:
     """A model driving a toolscript runtime, in programmatic, classic or mixed mode.
 
+    ``Agent("anthropic:claude-sonnet-4-5", tools=[...])`` builds its own runtime
+    (close it with :meth:`close` or ``with``); ``Agent(runtime, provider=...,
+    model=...)`` drives a runtime you built.
+
     Args:
-        runtime: the :class:`~toolscript.Runtime` whose tools and sandbox are used.
-        provider: the dialect: ``"openai"`` (Chat Completions), ``"openai-responses"``,
-            ``"anthropic"``, or an OpenAI-compatible profile (``"deepseek"``,
-            ``"kimi"``, ``"glm"``, ``"qwen"``, ``"openai-compatible"``).
-        model: the model name.
-        client: a ready ``openai.OpenAI`` / ``anthropic.Anthropic``; by default one is
-            built from ``base_url`` / ``api_key`` or the usual environment variables.
-            Its own retries are switched off; this agent retries (see ``retry``).
+        target: (positional) the runtime, or the model as ``"provider:model"``,
+            or a :class:`~toolscript.runtime.providers.Provider` object.
+        provider: a dialect name — ``"openai"`` (Chat Completions),
+            ``"openai-responses"``, ``"anthropic"``, ``"gemini"``, or an
+            OpenAI-compatible profile (``"deepseek"``, ``"gemini-openai"``,
+            ``"kimi"``, ``"glm"``, ``"qwen"``, ``"openai-compatible"``) — or a
+            :class:`~toolscript.runtime.providers.Provider` object (any model;
+            see :mod:`toolscript.runtime.agent.testing` for scripted ones).
+            Default: the prefix of ``model``, else ``"openai"``.
+        model: the model name, optionally prefixed with its provider
+            (``"gemini:gemini-2.5-flash"``); optional for a Provider object.
+        runtime: the :class:`~toolscript.Runtime` whose tools and sandbox are used
+            (default: the agent builds one from ``tools``).
+        tools: tools for a runtime the agent builds itself (functions,
+            ``Tool`` s, MCP and OpenAPI sources — :meth:`close` closes the
+            sources too); not together with ``runtime``.
+        runtime_options: keyword arguments for that runtime (``backend``,
+            ``approve``, ``limits`` ...).
+        output_type: a structured final answer: a pydantic model, a TypedDict, a
+            dataclass, another annotation, or a JSON Schema dict; the checked
+            answer is ``result.output`` (see :mod:`.output`).
+        client: a ready ``openai.OpenAI`` / ``anthropic.Anthropic`` /
+            ``google.genai.Client``; by default one is built from ``base_url`` /
+            ``api_key`` or the usual environment variables. Its own retries are
+            switched off; this agent retries (see ``retry``).
+        async_client: the async client for async runs (default: made from
+            ``client``'s settings when first needed).
         mode: ``"programmatic"`` (one ``run_script`` tool), ``"classic"`` (each tool
             a function) or ``"mixed"`` (both).
         max_turns: the most model requests per run; the last is the forced answer.
@@ -61,11 +113,17 @@ class Agent:
 
     def __init__(
         self,
-        runtime: RuntimeLike,
-        provider: str = "openai",
+        target: RuntimeLike | str | Provider | None = None,
+        /,
+        provider: str | Provider | None = None,
         model: str | None = None,
         *,
+        runtime: RuntimeLike | None = None,
+        tools: Iterable[Any] | None = None,
+        runtime_options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
         client: Any = None,
+        async_client: Any = None,
         mode: str = "programmatic",
         max_turns: int = 20,
         token_budget: int | None = None,
@@ -84,14 +142,28 @@ class Agent:
         extra_body: dict[str, Any] | None = None,
         prompt_cache: bool = True,
     ) -> None:
-        if not model:
-            raise ConfigurationError("Agent needs model=, the model name to request")
+        if isinstance(target, str):
+            if model is not None:
+                raise ConfigurationError(
+                    "the model is given twice: as the first argument and as model="
+                )
+            model = target
+        elif isinstance(target, Provider):
+            if provider is not None:
+                raise ConfigurationError("the provider is given twice")
+            provider = target
+        elif target is not None:
+            if runtime is not None:
+                raise ConfigurationError("the runtime is given twice")
+            runtime = target
+        provider, model = _resolve_model(provider, model)
+        if runtime is not None and (tools is not None or runtime_options):
+            raise ConfigurationError(
+                "tools= and runtime_options= build the agent's own runtime; with a runtime "
+                "given, register the tools on it"
+            )
         if mode not in MODES:
             raise ConfigurationError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        if provider not in PROVIDER_NAMES:
-            raise ConfigurationError(
-                f"unknown provider {provider!r}; choose one of {', '.join(PROVIDER_NAMES)}"
-            )
         if max_turns < 1:
             raise ConfigurationError(f"max_turns must be at least 1, not {max_turns}")
         if token_budget is not None and token_budget < 1:
@@ -100,7 +172,25 @@ class Agent:
             normalize_tool_choice(tool_choice)
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from None
-        self.runtime = runtime
+        self.output: OutputSpec | None = (
+            OutputSpec(output_type) if output_type is not None else None
+        )
+        self.provider: Provider = (
+            provider if isinstance(provider, Provider)
+            else make_provider(
+                provider,
+                client=client,
+                async_client=async_client,
+                base_url=base_url,
+                api_key=api_key,
+                timeout_s=timeout_s,
+                retry=retry,
+                prompt_cache=prompt_cache,
+            )
+        )
+        self._owns_runtime = runtime is None
+        self._sources = [t for t in tools or () if _is_source(t)] if runtime is None else []
+        self.runtime: RuntimeLike = _runtime(runtime, tools, runtime_options)
         self.mode = mode
         self.model = model
         self.max_turns = max_turns
@@ -108,26 +198,31 @@ class Agent:
         self.strict = strict
         self.max_result_chars = max_result_chars
         self.max_tool_result_chars = max_tool_result_chars
-        self.provider: Provider = make_provider(
-            provider,
-            client=client,
-            base_url=base_url,
-            api_key=api_key,
-            timeout_s=timeout_s,
-            retry=retry,
-            prompt_cache=prompt_cache,
-        )
-        self.offer: Offer = build_offer(
-            runtime.registry,
-            mode,
-            max_result_chars=max_result_chars,
-            modules=_runtime_modules(runtime),
-        )
-        self._check_tool_choice(tool_choice)
+        self.telemetry: Any = None
+        """Set by :func:`~toolscript.runtime.telemetry.instrument_agent`."""
+        try:
+            self.offer: Offer = build_offer(
+                self.runtime.registry,
+                mode,
+                max_result_chars=max_result_chars,
+                modules=_runtime_modules(self.runtime),
+            )
+            if self.output is not None and prompts.FINAL_ANSWER_NAME in self.runtime.registry:
+                raise ConfigurationError(
+                    f"a tool is named {prompts.FINAL_ANSWER_NAME!r}, the function that takes "
+                    "the structured answer; rename it"
+                )
+            self._check_tool_choice(tool_choice)
+        except BaseException:
+            self.close()
+            raise
+        specs = list(self.offer.specs)
+        if self.output is not None:
+            specs.append(self.output.tool_spec())
         self.request = Request(
             model=model,
-            system=_system_text(system, self.offer.run_script),
-            tools=self.offer.specs,
+            system=_system_text(system, self.offer.run_script, self.output is not None),
+            tools=specs,
             tool_choice=tool_choice,
             parallel_tool_calls=parallel_tool_calls,
             strict=strict,
@@ -139,85 +234,339 @@ class Agent:
     def _check_tool_choice(self, tool_choice: ToolChoice) -> None:
         kind, name = normalize_tool_choice(tool_choice)
         offered = [spec.name for spec in self.offer.specs]
+        if self.output is not None:
+            offered.append(prompts.FINAL_ANSWER_NAME)
         if kind == "named" and name not in offered:
             raise ConfigurationError(
                 f"tool_choice names {name!r}, which is not offered in {self.mode} mode; "
                 f"offered: {', '.join(offered) or '(none)'}"
             )
 
-    def run(self, prompt: str, *, session: SessionLike | None = None) -> AgentResult:
+    # --- lifecycle -------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the runtime the agent built itself and the tool sources (MCP ...)
+        given to it in ``tools=``; a runtime you passed stays open. Idempotent."""
+        runtime = getattr(self, "runtime", None)
+        if self._owns_runtime and runtime is not None:
+            closer = getattr(runtime, "close", None)
+            if callable(closer):
+                closer()
+        for source in self._sources:
+            closer = getattr(source, "close", None)
+            if callable(closer):
+                closer()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await offload(self.close)
+
+    # --- sync ------------------------------------------------------------------------
+    def run(
+        self,
+        prompt: str,
+        *,
+        session: SessionLike | None = None,
+        message_history: list[Message] | None = None,
+    ) -> AgentResult:
         """Run the loop on ``prompt`` until the model answers or a cap forces an answer.
 
         Scripts of one run share a session (variables persist across turns).
         Pass ``session`` to reuse one across runs; by default a fresh session is
-        opened and closed.
+        opened and closed. ``message_history`` (``result.all_messages()`` of an
+        earlier run with the same provider) continues that conversation; the
+        model is told which of its earlier variables the session still holds.
 
         Raises:
             ModelEndpointError: the model endpoint failed (after retries for
                 transient failures; at once for 400/401/403).
+            AgentOutputError: ``output_type`` is set and no valid structured
+                answer came within the turns.
             ToolscriptError: from the session, e.g. an approval hook that stops
                 the run or an unavailable backend.
         """
+        result: AgentResult | None = None
+        for event in self._events(prompt, session, message_history, streaming=False):
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        return result
+
+    def stream(
+        self,
+        prompt: str,
+        *,
+        session: SessionLike | None = None,
+        message_history: list[Message] | None = None,
+    ) -> Iterator[AgentEvent]:
+        """:meth:`run`, as the events of :mod:`.events` (model text as it arrives,
+        scripts and tool calls as they start and finish); the last event is
+        :class:`~.events.RunFinished` with the result."""
+        return self._events(prompt, session, message_history, streaming=True)
+
+    def _events(
+        self,
+        prompt: str,
+        session: SessionLike | None,
+        history: list[Message] | None,
+        *,
+        streaming: bool,
+    ) -> Iterator[AgentEvent]:
         if session is not None:
-            return self._run(prompt, session)
+            yield from self._tagged_events(prompt, session, history, streaming)
+            return
         with self.runtime.session() as fresh:
-            return self._run(prompt, fresh)
+            yield from self._tagged_events(prompt, fresh, history, streaming)
 
-    def _run(self, prompt: str, session: SessionLike) -> AgentResult:
-        provider = self.provider
-        executor = TurnExecutor(
-            session,
-            self.offer,
-            max_script_chars=self.max_result_chars,
-            max_tool_chars=self.max_tool_result_chars,
-            strict=self.strict,
+    def _tagged_events(
+        self, prompt: str, session: SessionLike, history: list[Message] | None, streaming: bool
+    ) -> Iterator[AgentEvent]:
+        previous = _tag(session)
+        try:
+            yield from self._drive(RunState(self, prompt, session, history), streaming)
+        finally:
+            _untag(session, previous)
+
+    def _drive(self, state: RunState, streaming: bool) -> Iterator[AgentEvent]:
+        trace = self._trace(state.session)
+        trace.start(state.prompt)
+        try:
+            code = state.probe()
+            state.start(state.session.run(code) if code else None)
+            while state.result is None:
+                request = state.request()
+                turn: ModelTurn | None = None
+                with trace.chat(request, state.turn_no + 1, state.messages) as record_turn:
+                    if streaming:
+                        for item in self.provider.stream(list(state.messages), request):
+                            if isinstance(item, str):
+                                yield TextDelta(item, state.turn_no + 1)
+                            else:
+                                turn = item
+                    else:
+                        turn = self.provider.complete(list(state.messages), request)
+                    turn = _checked(turn, self.provider)
+                    record_turn(turn)
+                calls = state.on_turn(turn)
+                yield ModelResponded(state.turn_no, turn.text, list(turn.tool_calls), turn.usage)
+                if not calls:
+                    continue
+                steps: list[Step] = []
+                for group in state.executor.groups(calls):
+                    yield from _started(group)
+                    with trace.group(group) as record_steps:
+                        done = group.run()
+                        record_steps(done)
+                    steps.extend(done)
+                    yield from _finished(group, done)
+                state.after_tools(turn, steps)
+        except BaseException as exc:
+            trace.end(state.result, exc)
+            raise
+        trace.end(state.result)
+        yield RunFinished(state.result)
+
+    # --- async -----------------------------------------------------------------------
+    async def run_async(
+        self,
+        prompt: str,
+        *,
+        session: SessionLike | None = None,
+        message_history: list[Message] | None = None,
+    ) -> AgentResult:
+        """:meth:`run` for async code: model requests through the async SDK client,
+        sandbox I/O in a worker thread (the loop stays free), ``async def`` tools
+        on this loop. Raises what :meth:`run` raises."""
+        result: AgentResult | None = None
+        events = self._events_async(prompt, session, message_history, streaming=False)
+        async for event in events:
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        return result
+
+    def stream_async(
+        self,
+        prompt: str,
+        *,
+        session: SessionLike | None = None,
+        message_history: list[Message] | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """:meth:`stream` for async code (``async for event in agent.stream_async(...)``).
+        Leaving the loop early: close the iterator (``contextlib.aclosing``) so
+        the session is closed at once."""
+        return self._events_async(prompt, session, message_history, streaming=True)
+
+    async def _events_async(
+        self,
+        prompt: str,
+        session: SessionLike | None,
+        history: list[Message] | None,
+        *,
+        streaming: bool,
+    ) -> AsyncIterator[AgentEvent]:
+        fresh = session is None
+        if session is None:
+            session = await offload(self.runtime.session)
+        assert session is not None
+        previous = _tag(session)
+        try:
+            async for event in self._drive_async(
+                RunState(self, prompt, session, history), streaming
+            ):
+                yield event
+        finally:
+            _untag(session, previous)
+            if fresh:
+                await offload(getattr(session, "close"))  # noqa: B009
+
+    async def _drive_async(self, state: RunState, streaming: bool) -> AsyncIterator[AgentEvent]:
+        trace = self._trace(state.session)
+        trace.start(state.prompt)
+        try:
+            code = state.probe()
+            state.start(await offload(state.session.run, code) if code else None)
+            while state.result is None:
+                request = state.request()
+                turn: ModelTurn | None = None
+                with trace.chat(request, state.turn_no + 1, state.messages) as record_turn:
+                    if streaming:
+                        async for item in self.provider.stream_async(
+                            list(state.messages), request
+                        ):
+                            if isinstance(item, str):
+                                yield TextDelta(item, state.turn_no + 1)
+                            else:
+                                turn = item
+                    else:
+                        turn = await self.provider.complete_async(list(state.messages), request)
+                    turn = _checked(turn, self.provider)
+                    record_turn(turn)
+                calls = state.on_turn(turn)
+                yield ModelResponded(state.turn_no, turn.text, list(turn.tool_calls), turn.usage)
+                if not calls:
+                    continue
+                steps: list[Step] = []
+                for group in state.executor.groups(calls):
+                    for event in _started(group):
+                        yield event
+                    with trace.group(group) as record_steps:
+                        done = await offload(group.run)
+                        record_steps(done)
+                    steps.extend(done)
+                    for event in _finished(group, done):
+                        yield event
+                state.after_tools(turn, steps)
+        except BaseException as exc:
+            trace.end(state.result, exc)
+            raise
+        trace.end(state.result)
+        yield RunFinished(state.result)
+
+    def _trace(self, session: SessionLike) -> RunTrace:
+        telemetry = self.telemetry
+        if telemetry is None:
+            return NoTrace()
+        trace: RunTrace = telemetry.agent_trace(self, session)
+        return trace
+
+
+# --- helpers ---------------------------------------------------------------------------
+def _resolve_model(
+    provider: str | Provider | None, model: str | None
+) -> tuple[str | Provider, str]:
+    """The provider (name or object) and the bare model name."""
+    if isinstance(provider, Provider):
+        name = model or getattr(provider, "model", None) or provider.name
+        return provider, str(name)
+    if not model:
+        raise ConfigurationError(
+            "Agent needs model=, the model name to request (e.g. 'openai:gpt-4.1')"
         )
-        messages: list[dict[str, Any]] = provider.user_message(prompt)
-        usage = Usage()
-        steps: list[Step] = []
-        records: list[ToolCallRecordLike] = []
-        forced: StopReason | None = "max_turns" if self.max_turns == 1 else None
-        turn_no = 0
-        while True:
-            turn_no += 1
-            request = self.request
-            if forced is not None:
-                request = replace(request, tool_choice="none")
-            turn = provider.complete(messages, request)
-            usage.add(turn.usage)
-            messages.extend(turn.history)
-            if forced is not None or not turn.tool_calls:
-                if forced is not None and turn.tool_calls:
-                    log.warning("the final turn still asked for tools; they were not run")
-                return AgentResult(
-                    answer=turn.text,
-                    turns=turn_no,
-                    usage=usage,
-                    messages=messages,
-                    tool_calls=records,
-                    steps=steps,
-                    stopped_by=forced or "answer",
-                )
-            turn_steps = executor.execute(turn.tool_calls)
-            steps.extend(turn_steps)
-            for step in turn_steps:
-                records.extend(step.records)
-            forced = self._cap_reached(turn_no, usage)
-            followup = prompts.FINAL_ANSWER_REQUEST if forced is not None else None
-            outcomes = [s.outcome() for s in turn_steps]
-            messages.extend(provider.tool_results(turn, outcomes, followup))
-
-    def _cap_reached(self, turns_done: int, usage: Usage) -> StopReason | None:
-        if turns_done + 1 >= self.max_turns:
-            return "max_turns"
-        if self.token_budget is not None and usage.total_tokens >= self.token_budget:
-            return "token_budget"
-        return None
+    prefix, bare = split_model(model)
+    if prefix is not None:
+        if provider is not None and provider != prefix:
+            raise ConfigurationError(
+                f"model {model!r} names provider {prefix!r}, but provider={provider!r}"
+            )
+        provider, model = prefix, bare
+    provider = provider or "openai"
+    if provider not in PROVIDER_NAMES:
+        raise ConfigurationError(
+            f"unknown provider {provider!r}; choose one of {', '.join(PROVIDER_NAMES)} "
+            "or pass a Provider object"
+        )
+    return provider, model
 
 
-def _system_text(system: str | None, programmatic: bool) -> str | None:
-    parts = [p for p in (system, prompts.PROGRAMMATIC_SYSTEM if programmatic else None) if p]
-    return "\n\n".join(parts) or None
+def _runtime(
+    runtime: RuntimeLike | None, tools: Iterable[Any] | None,
+    options: Mapping[str, Any] | None,
+) -> RuntimeLike:
+    if runtime is not None:
+        return runtime
+    from ..runtime import Runtime
+
+    return Runtime(tools=list(tools or ()), **dict(options or {}))
+
+
+def _is_source(item: Any) -> bool:
+    """A tool source (``tools()`` gives its tools), as the tool registry takes them."""
+    return not callable(item) and callable(getattr(item, "tools", None))
+
+
+def _checked(turn: ModelTurn | None, provider: Provider) -> ModelTurn:
+    if turn is None:
+        raise ModelResponseError(f"{provider.name}: the stream ended without a turn",
+                                 provider=provider.name)
+    return turn
+
+
+def _tag(session: SessionLike) -> Any:
+    """Tag the session's calls with a new agent run id (what approval hooks and
+    per-agent-run policy budgets key on); returns the previous tag."""
+    previous = getattr(session, "agent_run_id", None)
+    if hasattr(session, "agent_run_id"):
+        setattr(session, "agent_run_id", uuid.uuid4().hex[:12])  # noqa: B010
+    return previous
+
+
+def _untag(session: SessionLike, previous: Any) -> None:
+    if hasattr(session, "agent_run_id"):
+        setattr(session, "agent_run_id", previous)  # noqa: B010
+
+
+def _started(group: Group) -> Iterator[AgentEvent]:
+    for call in group.calls:
+        if group.kind == "script":
+            code = (call.parsed_arguments() or {}).get("code")
+            yield ScriptStarted(call.id, code if isinstance(code, str) else "")
+        elif group.kind in ("write", "read"):
+            yield ToolCallStarted(call.id, call.name, call.arguments)
+
+
+def _finished(group: Group, steps: list[Step]) -> Iterator[AgentEvent]:
+    for step in steps:
+        if group.kind == "script":
+            yield ScriptFinished(step.call_id, step.ok, step.output, list(step.records), step)
+        else:
+            yield ToolCallFinished(step.call_id, step.name, step.ok, step.output, step)
+
+
+def _system_text(system: str | None, programmatic: bool, structured: bool) -> str | None:
+    parts = [
+        system,
+        prompts.PROGRAMMATIC_SYSTEM if programmatic else None,
+        prompts.OUTPUT_SYSTEM if structured else None,
+    ]
+    return "\n\n".join(p for p in parts if p) or None
 
 
 def _runtime_modules(runtime: Any) -> tuple[str, ...]:

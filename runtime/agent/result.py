@@ -20,13 +20,17 @@ class AgentResult:
     """What one agent run produced.
 
     Attributes:
-        answer: the model's final text.
+        answer: the model's final text (with ``output_type``: the answer as JSON).
         turns: model requests made (the final-answer turn included).
         usage: input/output tokens summed over the turns, from the API's usage fields.
-        messages: the conversation in the dialect's wire format (system text aside).
+        messages: the whole conversation in the provider's message format (system
+            text aside): the ``message_history`` the run continued, then this run's.
         tool_calls: every host tool call (from scripts and direct calls), in order.
         steps: every call the model asked for and the reply it got.
         stopped_by: ``"answer"``, or the cap that forced the final turn.
+        output: the checked structured answer (``output_type``), else ``None``.
+        provider: the name of the provider whose message format ``messages`` use.
+        history_length: how many of ``messages`` came from ``message_history``.
     """
 
     answer: str
@@ -36,3 +40,17 @@ class AgentResult:
     tool_calls: list[ToolCallRecordLike] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     stopped_by: StopReason = "answer"
+    output: Any = None
+    provider: str = ""
+    history_length: int = 0
+
+    def all_messages(self) -> list[dict[str, Any]]:
+        """The whole conversation (pass it as ``message_history`` to continue)."""
+        return list(self.messages)
+
+    def new_messages(self) -> list[dict[str, Any]]:
+        """The messages of this run only (append them to a stored conversation).
+
+        They are JSON data in the provider's format: ``json.dumps`` stores them.
+        """
+        return list(self.messages[self.history_length:])

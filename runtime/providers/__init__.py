@@ -2,30 +2,36 @@
 
 ``make_provider(name, ...)`` returns a :class:`Provider` for one of
 :data:`PROVIDER_NAMES`: ``"openai"`` (Chat Completions), ``"openai-responses"``,
-``"anthropic"`` (Messages), and the OpenAI-compatible profiles in
-:mod:`.profiles` (``"deepseek"``, ``"kimi"``, ``"glm"``, ``"qwen"``,
-``"openai-compatible"``).
+``"anthropic"`` (Messages), ``"gemini"`` (the Gemini API's ``generateContent``),
+and the OpenAI-compatible profiles in :mod:`.profiles` (``"deepseek"``,
+``"gemini-openai"``, ``"kimi"``, ``"glm"``, ``"qwen"``, ``"openai-compatible"``).
+Any other model plugs in as a :class:`Provider` subclass (one method,
+:meth:`Provider.complete`); :mod:`toolscript.runtime.agent.testing` has scripted
+ones for tests.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from toolscript.errors import ConfigurationError
 
 from .anthropic import AnthropicProvider
 from .base import (
+    Message,
     ModelTurn,
     Provider,
     Request,
+    SDKProvider,
     ToolCall,
     ToolChoice,
     ToolOutcome,
     ToolSpec,
     Usage,
+    assistant_message,
 )
 from .chat import ChatCompletionsProvider
+from .clients import anthropic_client, gemini_client, openai_client
 from .errors import (
     ModelAuthError,
     ModelEndpointError,
@@ -33,6 +39,7 @@ from .errors import (
     ModelResponseError,
     ModelUnavailableError,
 )
+from .gemini import GeminiProvider
 from .profiles import PROFILES, Profile, get_profile
 from .responses import ResponsesProvider
 from .retry import RetryPolicy
@@ -42,6 +49,8 @@ __all__ = [
     "PROVIDER_NAMES",
     "AnthropicProvider",
     "ChatCompletionsProvider",
+    "GeminiProvider",
+    "Message",
     "ModelAuthError",
     "ModelEndpointError",
     "ModelRequestError",
@@ -53,17 +62,30 @@ __all__ = [
     "Request",
     "ResponsesProvider",
     "RetryPolicy",
+    "SDKProvider",
     "ToolCall",
     "ToolChoice",
     "ToolOutcome",
     "ToolSpec",
     "Usage",
+    "assistant_message",
     "make_provider",
+    "split_model",
 ]
 
-PROVIDER_NAMES: tuple[str, ...] = ("openai", "openai-responses", "anthropic", *sorted(
+PROVIDER_NAMES: tuple[str, ...] = ("openai", "openai-responses", "anthropic", "gemini", *sorted(
     name for name in PROFILES if name != "openai"
 ))
+
+
+def split_model(spec: str) -> tuple[str | None, str]:
+    """``"anthropic:claude-sonnet-4-5"`` -> ``("anthropic", "claude-sonnet-4-5")``;
+    a name without a known provider prefix -> ``(None, spec)`` (model names may
+    contain colons themselves, e.g. ``"qwen3:8b"``)."""
+    prefix, sep, rest = spec.partition(":")
+    if sep and prefix in PROVIDER_NAMES and rest:
+        return prefix, rest
+    return None, spec
 
 
 def make_provider(
@@ -75,11 +97,14 @@ def make_provider(
     timeout_s: float | None = None,
     retry: RetryPolicy | None = None,
     prompt_cache: bool = True,
+    async_client: Any = None,
 ) -> Provider:
     """Build the provider ``name`` around ``client`` or a client made from the environment.
 
-    A given client is copied with ``max_retries=0`` (and ``timeout_s`` if set):
-    retries are done by :mod:`.retry`, once, for every SDK alike.
+    A given ``openai``/``anthropic`` client is copied with ``max_retries=0`` (and
+    ``timeout_s`` if set): retries are done by :mod:`.retry`, once, for every SDK
+    alike. ``async_client`` serves async runs (default: made from the sync
+    client's settings when first needed; Gemini uses ``client.aio``).
 
     Raises:
         ConfigurationError: unknown provider, SDK not installed, or no API key.
@@ -89,63 +114,17 @@ def make_provider(
             f"unknown provider {name!r}; choose one of {', '.join(PROVIDER_NAMES)}"
         )
     if name == "anthropic":
-        sdk_client = _anthropic_client(client, base_url, api_key, timeout_s)
-        return AnthropicProvider(sdk_client, retry=retry, prompt_cache=prompt_cache)
+        sdk_client = anthropic_client(client, base_url, api_key, timeout_s)
+        return AnthropicProvider(sdk_client, retry=retry, prompt_cache=prompt_cache,
+                                 async_client=async_client)
+    if name == "gemini":
+        return GeminiProvider(gemini_client(client, base_url, api_key), retry=retry,
+                              timeout_s=timeout_s)
     profile = get_profile("openai" if name == "openai-responses" else name)
-    sdk_client = _openai_client(client, profile, base_url, api_key, timeout_s)
+    sdk_client = openai_client(client, profile, base_url, api_key, timeout_s)
     if name == "openai-responses":
-        return ResponsesProvider(sdk_client, retry=retry)
+        return ResponsesProvider(sdk_client, retry=retry, async_client=async_client)
     return ChatCompletionsProvider(
-        sdk_client, profile=profile, retry=retry, base_url=str(sdk_client.base_url)
+        sdk_client, profile=profile, retry=retry, base_url=str(sdk_client.base_url),
+        async_client=async_client,
     )
-
-
-def _options(timeout_s: float | None) -> dict[str, Any]:
-    options: dict[str, Any] = {"max_retries": 0}
-    if timeout_s is not None:
-        options["timeout"] = timeout_s
-    return options
-
-
-def _openai_client(
-    client: Any, profile: Profile, base_url: str | None, api_key: str | None,
-    timeout_s: float | None,
-) -> Any:
-    if client is not None:
-        return client.with_options(**_options(timeout_s))
-    try:
-        import openai
-    except ImportError as exc:
-        raise ConfigurationError(
-            "provider needs the openai SDK: pip install 'toolscript[openai]'"
-        ) from exc
-    key = api_key or os.environ.get(profile.api_key_env)
-    if not key:
-        raise ConfigurationError(
-            f"provider {profile.name!r} needs an API key: pass api_key= or set "
-            f"{profile.api_key_env}"
-        )
-    url = base_url or (os.environ.get("OPENAI_BASE_URL") if profile.base_url is None else None)
-    url = url or profile.base_url
-    if profile.name == "openai-compatible" and not url:
-        raise ConfigurationError("provider 'openai-compatible' needs base_url=")
-    return openai.OpenAI(api_key=key, base_url=url, **_options(timeout_s))
-
-
-def _anthropic_client(
-    client: Any, base_url: str | None, api_key: str | None, timeout_s: float | None
-) -> Any:
-    if client is not None:
-        return client.with_options(**_options(timeout_s))
-    try:
-        import anthropic
-    except ImportError as exc:
-        raise ConfigurationError(
-            "provider 'anthropic' needs the anthropic SDK: pip install 'toolscript[anthropic]'"
-        ) from exc
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-    if not key:
-        raise ConfigurationError(
-            "provider 'anthropic' needs an API key: pass api_key= or set ANTHROPIC_API_KEY"
-        )
-    return anthropic.Anthropic(api_key=key, base_url=base_url, **_options(timeout_s))

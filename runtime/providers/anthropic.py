@@ -7,25 +7,32 @@ them in ONE user message, placed before any text of that message;
 ``max_tokens`` is always sent. The last tool carries a ``cache_control``
 breakpoint so the stable tool definitions and system text are cached. Tools
 with examples carry ``input_examples`` (with the beta header that enables them).
+A streamed answer is reassembled from its events into the same message.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from typing import Any
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, ClassVar
 
 from .base import (
     Message,
     ModelTurn,
-    Provider,
     Request,
+    SDKProvider,
+    StreamAssembler,
     ToolCall,
     ToolOutcome,
     ToolSpec,
     Usage,
     call_sdk,
     normalize_tool_choice,
+    raw_json,
+    sdk_kwargs,
 )
+from .errors import ModelResponseError
 from .retry import RetryPolicy
 from .schema import StrictSchemaUnsupported, strict_schema
 
@@ -42,15 +49,20 @@ INPUT_EXAMPLES_BETA = "advanced-tool-use-2025-11-20"
 DEFAULT_MAX_TOKENS = 4096
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(SDKProvider):
     """The Messages API over an ``anthropic.Anthropic`` client."""
 
     name = "anthropic"
 
     def __init__(
-        self, client: Any, *, retry: RetryPolicy | None = None, prompt_cache: bool = True
+        self,
+        client: Any,
+        *,
+        retry: RetryPolicy | None = None,
+        prompt_cache: bool = True,
+        async_client: Any = None,
     ) -> None:
-        super().__init__(client, retry=retry)
+        super().__init__(client, retry=retry, async_client=async_client)
         self.prompt_cache = prompt_cache
 
     def build_body(self, messages: list[Message], request: Request) -> dict[str, Any]:
@@ -144,5 +156,96 @@ class AnthropicProvider(Provider):
             blocks.append({"type": "text", "text": followup})
         return [{"role": "user", "content": blocks}] if blocks else []
 
+    def tool_calls_in(self, message: Message) -> list[ToolCall]:
+        """The ``tool_use`` blocks of an assistant message."""
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            return []
+        return [
+            ToolCall(id=str(b.get("id", "")), name=str(b.get("name", "")),
+                     arguments=dict(b.get("input") or {}))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+
+    # ----------------------------------------------------------- transport
+    def _make_async_client(self) -> Any:
+        from .clients import anthropic_async_client
+
+        return anthropic_async_client(self.client)
+
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         return call_sdk(self.client.messages.with_raw_response.create, body)
+
+    async def _send_async(self, body: dict[str, Any]) -> dict[str, Any]:
+        method = self.async_client.messages.with_raw_response.create
+        raw = await method(**sdk_kwargs(method, body))
+        return raw_json(raw.http_response.content)
+
+    def _assembler(self) -> StreamAssembler:
+        return AnthropicStreamAssembler()
+
+    def _open_stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        method = self.client.messages.create
+        stream = method(**sdk_kwargs(method, {**body, "stream": True}))
+        return (event.to_dict() for event in stream)
+
+    async def _open_stream_async(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        method = self.async_client.messages.create
+        stream = await method(**sdk_kwargs(method, {**body, "stream": True}))
+        async for event in stream:
+            yield event.to_dict()
+
+
+class AnthropicStreamAssembler(StreamAssembler):
+    """Messages stream events -> the message: blocks from ``content_block_start``,
+    their deltas appended (``input_json_delta`` parsed at the block's end), usage
+    and stop reason from ``message_delta``."""
+
+    _DELTA_FIELDS: ClassVar[dict[str, str]] = {"text_delta": "text", "thinking_delta": "thinking",
+                     "signature_delta": "signature", "citations_delta": "citations"}
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] | None = None
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.json_parts: dict[int, list[str]] = {}
+
+    def add(self, event: dict[str, Any]) -> str:
+        """Take one event; return its text delta."""
+        kind = event.get("type")
+        if kind == "message_start":
+            self.message = dict(event["message"])
+        elif kind == "content_block_start":
+            self.blocks[int(event["index"])] = dict(event["content_block"])
+        elif kind == "content_block_delta":
+            return self._delta(int(event["index"]), event["delta"])
+        elif kind == "content_block_stop":
+            index = int(event["index"])
+            parts = self.json_parts.pop(index, None)
+            if parts is not None:
+                self.blocks[index]["input"] = json.loads("".join(parts) or "{}")
+        elif kind == "message_delta" and self.message is not None:
+            self.message.update(event.get("delta") or {})
+            usage = dict(self.message.get("usage") or {})
+            usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
+            self.message["usage"] = usage
+        return ""
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> str:
+        block = self.blocks[index]
+        kind = delta.get("type")
+        if kind == "input_json_delta":
+            self.json_parts.setdefault(index, []).append(str(delta.get("partial_json") or ""))
+            return ""
+        field = self._DELTA_FIELDS.get(str(kind))
+        if field == "citations":
+            block.setdefault("citations", []).append(delta.get("citation"))
+        elif field is not None:
+            block[field] = str(block.get(field) or "") + str(delta.get(field) or "")
+        return str(delta.get("text") or "") if kind == "text_delta" else ""
+
+    def body(self) -> dict[str, Any]:
+        """The assembled message."""
+        if self.message is None:
+            raise ModelResponseError("the endpoint's stream ended before message_start")
+        return {**self.message, "content": [self.blocks[i] for i in sorted(self.blocks)]}

@@ -1,34 +1,44 @@
-"""Dialect-neutral types and the :class:`Provider` base class.
+"""Dialect-neutral types, the :class:`Provider` interface and :class:`SDKProvider`.
 
-A provider is a thin adapter: it turns neutral request options into one
-dialect's request body, calls the real SDK, and turns the response back into a
-neutral :class:`ModelTurn`. The conversation itself is kept in the dialect's
-own wire format (a list of dicts), so what the model sent comes back to it
-unchanged, unknown fields included.
+:class:`Provider` is what the agent loop talks to (one method is required,
+:meth:`Provider.complete`); anyone can implement it for another model or a
+test double. The built-in dialects are :class:`SDKProvider` subclasses: thin
+adapters that turn neutral request options into one dialect's request body,
+call the real SDK, and turn the response back into a neutral
+:class:`ModelTurn`. Their conversation is kept in the dialect's own wire
+format (a list of dicts), so what the model sent comes back to it unchanged,
+unknown fields included.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import itertools
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ModelResponseError
-from .retry import RetryPolicy, call_with_retry
+from .retry import RetryPolicy, call_with_retry, call_with_retry_async
 
 __all__ = [
+    "Message",
     "ModelTurn",
     "Provider",
     "Request",
+    "SDKProvider",
+    "StreamAssembler",
     "ToolCall",
     "ToolChoice",
     "ToolOutcome",
     "ToolSpec",
     "Usage",
+    "assistant_message",
     "normalize_tool_choice",
+    "sdk_kwargs",
 ]
 
 Message = dict[str, Any]
@@ -113,15 +123,15 @@ class ModelTurn:
         stop_reason: the dialect's finish/stop reason.
         history: wire items to append to the conversation (the assistant's
             message or output items, echoed as received).
-        raw: the response body.
+        raw: the response body (``{}`` when there is none).
     """
 
     text: str
-    tool_calls: list[ToolCall]
-    usage: Usage
-    stop_reason: str | None
-    history: list[Message]
-    raw: dict[str, Any] = field(repr=False)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+    history: list[Message] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -171,13 +181,12 @@ def call_sdk(method: Callable[..., Any], body: dict[str, Any]) -> dict[str, Any]
     Keys the SDK method does not declare go into ``extra_body`` (profile extras,
     newer fields), so any SDK version sends the same bytes.
     """
-    known = set(inspect.signature(method).parameters)
-    kwargs = {k: v for k, v in body.items() if k in known}
-    extra = {k: v for k, v in body.items() if k not in known}
-    if extra:
-        kwargs["extra_body"] = extra
-    raw = method(**kwargs)
-    content: bytes = raw.http_response.content
+    raw = method(**sdk_kwargs(method, body))
+    return raw_json(raw.http_response.content)
+
+
+def raw_json(content: bytes | str) -> dict[str, Any]:
+    """A response body as a JSON object, or :class:`ModelResponseError`."""
     try:
         data = json.loads(content)
     except ValueError as exc:
@@ -187,38 +196,217 @@ def call_sdk(method: Callable[..., Any], body: dict[str, Any]) -> dict[str, Any]
     return data
 
 
-class Provider(ABC):
-    """One dialect bound to one SDK client.
+def sdk_kwargs(method: Callable[..., Any], body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as keyword arguments of an SDK method: keys it does not declare go
+    into ``extra_body``."""
+    known = set(inspect.signature(method).parameters)
+    kwargs = {k: v for k, v in body.items() if k in known}
+    extra = {k: v for k, v in body.items() if k not in known}
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
 
-    Subclasses implement the pure parts (:meth:`build_body`, :meth:`parse`,
-    :meth:`tool_results`, :meth:`user_message`) and :meth:`_send`; the base
-    class adds retries.
+
+def assistant_message(text: str, calls: Sequence[ToolCall] = ()) -> Message:
+    """An assistant message in the neutral format of :class:`Provider` (for custom
+    providers: what :attr:`ModelTurn.history` holds)."""
+    message: Message = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls
+        ]
+    return message
+
+
+class Provider(ABC):
+    """The model interface the agent loop talks to; subclass it to plug in any model.
+
+    Only :meth:`complete` is required: it receives the conversation so far and the
+    neutral :class:`Request` (model name, system text, offered tools, tool choice,
+    sampling options) and returns one :class:`ModelTurn` (the text, the tool calls
+    in call order, usage, and ``history``: the message(s) to append for this turn).
+    The other methods have defaults in a neutral message format::
+
+        {"role": "user", "content": "..."}
+        {"role": "assistant", "content": "...", "tool_calls": [{"id", "name", "arguments"}]}
+        {"role": "tool", "tool_call_id": "...", "name": "...", "content": "...",
+         "is_error": False}
+
+    The built-in dialects (:class:`SDKProvider` subclasses) keep the conversation
+    in their wire format instead. Conversations (``message_history=``) only go
+    back to a provider of the same format.
+
+    Override :meth:`complete_async` for a native async client (the default runs
+    :meth:`complete` in a thread) and :meth:`stream` / :meth:`stream_async` to
+    yield text as it arrives (the default yields the whole text once).
     """
 
-    #: Dialect name as accepted by ``Agent(provider=...)``.
-    name: str = ""
+    #: Reported in traces and used in error messages.
+    name: str = "custom"
 
-    def __init__(self, client: Any, *, retry: RetryPolicy | None = None) -> None:
-        self.client = client
-        self.retry = retry or RetryPolicy()
-
+    @abstractmethod
     def complete(self, messages: list[Message], request: Request) -> ModelTurn:
-        """Send one request (retrying transient failures) and parse the answer."""
-        body = self.build_body(messages, request)
-        data = call_with_retry(lambda: self._send(body), self.retry, self.name)
-        try:
-            return self.parse(data)
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ModelResponseError(
-                f"{self.name}: unexpected response shape ({type(exc).__name__}: {exc}): "
-                f"{json.dumps(data)[:300]}",
-                provider=self.name,
-            ) from exc
+        """One model turn for ``messages`` (the conversation so far) and ``request``."""
+
+    async def complete_async(self, messages: list[Message], request: Request) -> ModelTurn:
+        """:meth:`complete` for async callers (default: in a worker thread)."""
+        return await asyncio.to_thread(self.complete, messages, request)
+
+    def stream(self, messages: list[Message], request: Request) -> Iterator[str | ModelTurn]:
+        """Text deltas (``str``) as they arrive, then the finished :class:`ModelTurn`."""
+        turn = self.complete(messages, request)
+        if turn.text:
+            yield turn.text
+        yield turn
+
+    async def stream_async(
+        self, messages: list[Message], request: Request
+    ) -> AsyncIterator[str | ModelTurn]:
+        """:meth:`stream` for async callers."""
+        turn = await self.complete_async(messages, request)
+        if turn.text:
+            yield turn.text
+        yield turn
 
     def user_message(self, text: str) -> list[Message]:
         """Wire items for a plain user message."""
         return [{"role": "user", "content": text}]
 
+    def tool_results(
+        self, turn: ModelTurn, outcomes: list[ToolOutcome], followup: str | None = None
+    ) -> list[Message]:
+        """Items carrying ``outcomes`` (one per call of ``turn``, in call order), then
+        ``followup`` user text if given."""
+        names = {c.id: c.name for c in turn.tool_calls}
+        items: list[Message] = [
+            {"role": "tool", "tool_call_id": o.call_id, "name": names.get(o.call_id, ""),
+             "content": o.content, "is_error": o.is_error}
+            for o in outcomes
+        ]
+        if followup:
+            items.extend(self.user_message(followup))
+        return items
+
+    def tool_calls_in(self, message: Message) -> list[ToolCall]:
+        """The tool calls an assistant item of the conversation made (to find the
+        scripts of an earlier conversation); none for other items."""
+        if message.get("role") != "assistant":
+            return []
+        return [
+            ToolCall(str(c.get("id", "")), str(c.get("name", "")), c.get("arguments") or {})
+            for c in message.get("tool_calls") or []
+            if isinstance(c, dict)
+        ]
+
+
+class SDKProvider(Provider):
+    """A built-in dialect bound to one SDK client.
+
+    Subclasses implement the pure parts (:meth:`build_body`, :meth:`parse`,
+    :meth:`tool_results`, :meth:`user_message`) and the transport
+    (:meth:`_send`, and for async and streaming :meth:`_send_async`,
+    :meth:`_open_stream`, :meth:`_open_stream_async` with a
+    :class:`StreamAssembler`); this class adds retries of transient endpoint
+    failures (for streams: of opening them) and turns odd answers into
+    :class:`ModelResponseError`.
+    """
+
+    def __init__(
+        self, client: Any, *, retry: RetryPolicy | None = None, async_client: Any = None
+    ) -> None:
+        self.client = client
+        self.retry = retry or RetryPolicy()
+        self._async_client = async_client
+
+    @property
+    def async_client(self) -> Any:
+        """The async SDK client (made from the sync one's settings on first use)."""
+        if self._async_client is None:
+            self._async_client = self._make_async_client()
+        return self._async_client
+
+    def _make_async_client(self) -> Any:
+        raise NotImplementedError(f"{self.name}: no async client")
+
+    # --- whole answers ---------------------------------------------------------------
+    def complete(self, messages: list[Message], request: Request) -> ModelTurn:
+        """Send one request (retrying transient failures) and parse the answer."""
+        body = self.build_body(messages, request)
+        data = call_with_retry(lambda: self._send(body), self.retry, self.name)
+        return self.parse_checked(data)
+
+    async def complete_async(self, messages: list[Message], request: Request) -> ModelTurn:
+        """:meth:`complete` over the async SDK client."""
+        body = self.build_body(messages, request)
+        data = await call_with_retry_async(lambda: self._send_async(body), self.retry, self.name)
+        return self.parse_checked(data)
+
+    def parse_checked(self, data: dict[str, Any]) -> ModelTurn:
+        """:meth:`parse`, with an unexpected shape reported as :class:`ModelResponseError`."""
+        try:
+            return self.parse(data)
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise ModelResponseError(
+                f"{self.name}: unexpected response shape ({type(exc).__name__}: {exc}): "
+                f"{json.dumps(data, default=str)[:300]}",
+                provider=self.name,
+            ) from exc
+
+    # --- streams ---------------------------------------------------------------------
+    def stream(self, messages: list[Message], request: Request) -> Iterator[str | ModelTurn]:
+        """Text deltas as the endpoint streams them, then the assembled turn."""
+        assembler = self._assembler()
+        if assembler is None:
+            yield from super().stream(messages, request)
+            return
+        body = self.build_body(messages, request)
+        events = call_with_retry(lambda: _primed(self._open_stream(body)), self.retry, self.name)
+        for event in events:
+            delta = self._fed(assembler, event)
+            if delta:
+                yield delta
+        yield self.parse_checked(assembler.body())
+
+    async def stream_async(
+        self, messages: list[Message], request: Request
+    ) -> AsyncIterator[str | ModelTurn]:
+        """:meth:`stream` over the async SDK client."""
+        assembler = self._assembler()
+        if assembler is None:
+            async for item in super().stream_async(messages, request):
+                yield item
+            return
+        body = self.build_body(messages, request)
+        events = await call_with_retry_async(
+            lambda: _primed_async(self._open_stream_async(body)), self.retry, self.name
+        )
+        async for event in events:
+            delta = self._fed(assembler, event)
+            if delta:
+                yield delta
+        yield self.parse_checked(assembler.body())
+
+    def _fed(self, assembler: StreamAssembler, event: dict[str, Any]) -> str:
+        try:
+            return assembler.add(event)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            raise ModelResponseError(
+                f"{self.name}: unexpected stream event ({type(exc).__name__}: {exc}): "
+                f"{json.dumps(event, default=str)[:300]}",
+                provider=self.name,
+            ) from exc
+
+    def _assembler(self) -> StreamAssembler | None:
+        """A fresh assembler of this dialect's stream events, or None: no streaming."""
+        return None
+
+    def _open_stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        raise NotImplementedError
+
+    def _open_stream_async(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        raise NotImplementedError
+
+    # --- the dialect -----------------------------------------------------------------
     @abstractmethod
     def build_body(self, messages: list[Message], request: Request) -> dict[str, Any]:
         """The request body for ``messages`` (the conversation so far) and ``request``."""
@@ -235,5 +423,59 @@ class Provider(ABC):
         then ``followup`` user text if given."""
 
     @abstractmethod
+    def tool_calls_in(self, message: Message) -> list[ToolCall]:
+        """The tool calls of one wire item of the conversation."""
+
+    @abstractmethod
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         """One HTTP request through the SDK; returns the response JSON."""
+
+    async def _send_async(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One HTTP request through the async SDK client; returns the response JSON."""
+        raise NotImplementedError(f"{self.name}: no async transport")
+
+
+class StreamAssembler(ABC):
+    """Rebuilds a dialect's whole response body from its stream events."""
+
+    @abstractmethod
+    def add(self, event: dict[str, Any]) -> str:
+        """Take one event; return the text delta it carries ("" for none)."""
+
+    @abstractmethod
+    def body(self) -> dict[str, Any]:
+        """The response body the events amount to (what :meth:`SDKProvider.parse` reads)."""
+
+
+_END = object()
+
+
+def _primed(events: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """``events`` with its first item fetched now (the request is made, errors raised)."""
+    iterator = iter(events)
+    first = next(iterator, _END)
+    if first is _END:
+        return iter(())
+    return itertools.chain([first], iterator)  # type: ignore[list-item]
+
+
+async def _primed_async(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    iterator = aiter(events)
+    try:
+        first = await anext(iterator)
+    except StopAsyncIteration:
+        return _empty_async()
+    return _chain_async(first, iterator)
+
+
+async def _empty_async() -> AsyncIterator[dict[str, Any]]:
+    return
+    yield  # pragma: no cover
+
+
+async def _chain_async(
+    first: dict[str, Any], rest: AsyncIterator[dict[str, Any]]
+) -> AsyncIterator[dict[str, Any]]:
+    yield first
+    async for item in rest:
+        yield item

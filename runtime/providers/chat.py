@@ -4,26 +4,32 @@ Wire shapes: tools as ``{"type": "function", "function": {...}}``; the
 assistant message with its ``tool_calls`` (arguments as a JSON *string*) stays
 in history, followed by one ``{"role": "tool", "tool_call_id", "content"}``
 message per call, in call order. Endpoint quirks come from a
-:class:`~.profiles.Profile`.
+:class:`~.profiles.Profile`. Streamed answers (``stream: true`` with usage in
+the last chunk) are reassembled into the same message.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from .base import (
     Message,
     ModelTurn,
-    Provider,
     Request,
+    SDKProvider,
+    StreamAssembler,
     ToolCall,
     ToolOutcome,
     ToolSpec,
     Usage,
     call_sdk,
     normalize_tool_choice,
+    raw_json,
+    sdk_kwargs,
 )
+from .errors import ModelResponseError
 from .profiles import Profile
 from .retry import RetryPolicy
 from .schema import StrictSchemaUnsupported, inline_defs, strict_schema
@@ -33,7 +39,7 @@ __all__ = ["ChatCompletionsProvider"]
 log = logging.getLogger("toolscript.agent")
 
 
-class ChatCompletionsProvider(Provider):
+class ChatCompletionsProvider(SDKProvider):
     """Chat Completions over an ``openai.OpenAI`` client, with a profile's quirks."""
 
     def __init__(
@@ -43,8 +49,9 @@ class ChatCompletionsProvider(Provider):
         profile: Profile,
         retry: RetryPolicy | None = None,
         base_url: str | None = None,
+        async_client: Any = None,
     ) -> None:
-        super().__init__(client, retry=retry)
+        super().__init__(client, retry=retry, async_client=async_client)
         self.profile = profile
         self.name = profile.name
         self.base_url = base_url if base_url is not None else str(getattr(client, "base_url", ""))
@@ -162,8 +169,121 @@ class ChatCompletionsProvider(Provider):
             items.extend(self.user_message(followup))
         return items
 
+    def tool_calls_in(self, message: Message) -> list[ToolCall]:
+        """The calls of an assistant message (names mapped back)."""
+        if message.get("role") != "assistant":
+            return []
+        return [
+            ToolCall(
+                id=str(tc.get("id", "")),
+                name=self._real_names.get(tc["function"]["name"], tc["function"]["name"]),
+                arguments=tc["function"].get("arguments") or "",
+            )
+            for tc in message.get("tool_calls") or []
+        ]
+
+    # ----------------------------------------------------------- transport
+    def _make_async_client(self) -> Any:
+        from .clients import openai_async_client
+
+        return openai_async_client(self.client)
+
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         return call_sdk(self.client.chat.completions.with_raw_response.create, body)
+
+    async def _send_async(self, body: dict[str, Any]) -> dict[str, Any]:
+        method = self.async_client.chat.completions.with_raw_response.create
+        raw = await method(**sdk_kwargs(method, body))
+        return raw_json(raw.http_response.content)
+
+    def _assembler(self) -> StreamAssembler:
+        return ChatStreamAssembler()
+
+    def _open_stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        method = self.client.chat.completions.create
+        stream = method(**sdk_kwargs(method, _streaming(body)))
+        return (chunk.to_dict() for chunk in stream)
+
+    async def _open_stream_async(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        method = self.async_client.chat.completions.create
+        stream = await method(**sdk_kwargs(method, _streaming(body)))
+        async for chunk in stream:
+            yield chunk.to_dict()
+
+
+def _streaming(body: dict[str, Any]) -> dict[str, Any]:
+    return {**body, "stream": True, "stream_options": {"include_usage": True}}
+
+
+class ChatStreamAssembler(StreamAssembler):
+    """Chat Completions chunks -> one ``chat.completion`` body (first choice).
+
+    String fields of the deltas (``content``, ``reasoning_content`` ...) are
+    concatenated, tool calls are gathered by their ``index`` (arguments
+    concatenated), other fields keep their last value.
+    """
+
+    def __init__(self) -> None:
+        self.head: dict[str, Any] = {}
+        self.message: dict[str, Any] = {}
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+
+    def add(self, event: dict[str, Any]) -> str:
+        """Take one chunk; return its content delta."""
+        for key in ("id", "model", "created", "system_fingerprint"):
+            if event.get(key) is not None:
+                self.head[key] = event[key]
+        if event.get("usage"):
+            self.usage = event["usage"]
+        text = ""
+        for choice in event.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+            delta = choice.get("delta") or {}
+            for key, value in delta.items():
+                if key == "tool_calls":
+                    for call in value or []:
+                        self._call(call)
+                elif isinstance(value, str) and isinstance(self.message.get(key), str):
+                    self.message[key] += value
+                elif value is not None or key not in self.message:
+                    self.message[key] = value
+            content = delta.get("content")
+            text += content if isinstance(content, str) else ""
+        return text
+
+    def _call(self, delta: dict[str, Any]) -> None:
+        call = self.calls.setdefault(int(delta.get("index", len(self.calls))), {})
+        for key, value in delta.items():
+            if key == "index" or value is None:
+                continue
+            if key == "function":
+                function = call.setdefault("function", {"name": "", "arguments": ""})
+                for part, text in value.items():
+                    if isinstance(text, str):
+                        function[part] = function.get(part, "") + text
+            else:
+                call[key] = value
+
+    def body(self) -> dict[str, Any]:
+        """The assembled ``chat.completion``."""
+        if not self.head and not self.message:
+            raise ModelResponseError("the endpoint's stream ended without a chunk")
+        message = {"role": "assistant", "content": None, **self.message}
+        if self.calls:
+            message["tool_calls"] = [
+                {"type": "function", **self.calls[i]} for i in sorted(self.calls)
+            ]
+        return {
+            **self.head,
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+            "usage": self.usage,
+        }
 
 
 def _text_of(content: Any) -> str:

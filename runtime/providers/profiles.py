@@ -115,6 +115,14 @@ PROFILES: dict[str, Profile] = {
         temperature_open_interval=(0.0, 1.0),
         reasoning_field="reasoning_content",
     ),
+    "gemini-openai": Profile(
+        name="gemini-openai",
+        base_url="https://generativelanguage.googleapis.com/v1beta/openai/",
+        api_key_env="GEMINI_API_KEY",
+        supports_strict=False,
+        supports_parallel_switch=False,
+        inline_schema_defs=True,
+    ),
     "qwen": Profile(
         name="qwen",
         base_url="https://dashscope-intl.aliyuncs.com/compatible-mode/v1",

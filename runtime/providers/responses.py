@@ -7,25 +7,32 @@ to true); the model's output items (``message``, ``function_call``,
 by a ``{"type": "function_call_output", "call_id", "output"}`` item. The system
 text travels in ``instructions``. Requests are stateless (the whole input is
 sent each turn; ``previous_response_id`` is not used), so any store setting works.
+A streamed answer's text comes from ``response.output_text.delta`` events, the
+turn from the final ``response.completed`` event.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from .base import (
     Message,
     ModelTurn,
-    Provider,
     Request,
+    SDKProvider,
+    StreamAssembler,
     ToolCall,
     ToolOutcome,
     ToolSpec,
     Usage,
     call_sdk,
     normalize_tool_choice,
+    raw_json,
+    sdk_kwargs,
 )
+from .errors import ModelResponseError
 from .schema import StrictSchemaUnsupported, strict_schema
 
 __all__ = ["ResponsesProvider"]
@@ -33,7 +40,7 @@ __all__ = ["ResponsesProvider"]
 log = logging.getLogger("toolscript.agent")
 
 
-class ResponsesProvider(Provider):
+class ResponsesProvider(SDKProvider):
     """The Responses API over an ``openai.OpenAI`` client."""
 
     name = "openai-responses"
@@ -120,5 +127,62 @@ class ResponsesProvider(Provider):
             items.extend(self.user_message(followup))
         return items
 
+    def tool_calls_in(self, message: Message) -> list[ToolCall]:
+        """A ``function_call`` item as a call."""
+        if message.get("type") != "function_call":
+            return []
+        return [ToolCall(str(message.get("call_id", "")), str(message.get("name", "")),
+                         message.get("arguments") or "")]
+
+    # ----------------------------------------------------------- transport
+    def _make_async_client(self) -> Any:
+        from .clients import openai_async_client
+
+        return openai_async_client(self.client)
+
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
         return call_sdk(self.client.responses.with_raw_response.create, body)
+
+    async def _send_async(self, body: dict[str, Any]) -> dict[str, Any]:
+        method = self.async_client.responses.with_raw_response.create
+        raw = await method(**sdk_kwargs(method, body))
+        return raw_json(raw.http_response.content)
+
+    def _assembler(self) -> StreamAssembler:
+        return ResponsesStreamAssembler()
+
+    def _open_stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        method = self.client.responses.create
+        stream = method(**sdk_kwargs(method, {**body, "stream": True}))
+        return (event.to_dict() for event in stream)
+
+    async def _open_stream_async(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        method = self.async_client.responses.create
+        stream = await method(**sdk_kwargs(method, {**body, "stream": True}))
+        async for event in stream:
+            yield event.to_dict()
+
+
+_FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+class ResponsesStreamAssembler(StreamAssembler):
+    """Responses stream events -> the final response object."""
+
+    def __init__(self) -> None:
+        self.response: dict[str, Any] | None = None
+
+    def add(self, event: dict[str, Any]) -> str:
+        """Take one event; return its ``output_text`` delta."""
+        kind = event.get("type")
+        if kind in _FINAL_EVENTS:
+            self.response = event["response"]
+        if kind == "response.output_text.delta":
+            return str(event.get("delta") or "")
+        return ""
+
+    def body(self) -> dict[str, Any]:
+        """The response of the final event."""
+        if self.response is None:
+            raise ModelResponseError("the endpoint's stream ended before response.completed")
+        return self.response

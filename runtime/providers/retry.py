@@ -1,10 +1,11 @@
 """Bounded retries of model-endpoint calls, shared by every dialect.
 
-The SDK clients' own retries are switched off (``max_retries=0``) and this
-module does the retrying instead, for three reasons: one policy for the
-``openai`` and ``anthropic`` SDKs alike; ``Retry-After`` is honoured up to a
-bound we choose (and a longer demand fails fast instead of silently sleeping
-on a fallback schedule); and tests can observe each attempt and each delay.
+The SDK clients' own retries are switched off (``max_retries=0``; the
+``google-genai`` client retries only when asked to) and this module does the
+retrying instead, for three reasons: one policy for every SDK alike;
+``Retry-After`` is honoured up to a bound we choose (and a longer demand fails
+fast instead of silently sleeping on a fallback schedule); and tests can
+observe each attempt and each delay.
 
 Retried: HTTP 408, 409, 429 and 5xx (Anthropic's 529 included), timeouts and
 connection errors. Not retried: 400/404/422 (:class:`ModelRequestError`) and
@@ -13,11 +14,12 @@ connection errors. Not retried: 400/404/422 (:class:`ModelRequestError`) and
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -28,7 +30,7 @@ from .errors import (
     ModelUnavailableError,
 )
 
-__all__ = ["RetryPolicy", "call_with_retry", "classify_error"]
+__all__ = ["RetryPolicy", "call_with_retry", "call_with_retry_async", "classify_error"]
 
 log = logging.getLogger("toolscript.agent")
 
@@ -47,7 +49,8 @@ class RetryPolicy:
         max_delay_s: cap of one backoff delay.
         max_retry_after_s: the longest ``Retry-After`` honoured; a longer demand
             ends the call with :class:`ModelUnavailableError` at once.
-        sleep: the sleep function (tests pass a recorder).
+        sleep: the sleep function (tests pass a recorder). Async runs wait with
+            ``asyncio.sleep`` while it is ``time.sleep``, else they call it.
     """
 
     max_retries: int = 4
@@ -64,16 +67,35 @@ class RetryPolicy:
 
 def _status(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
+    if status is None and _is_genai_error(exc):
+        status = getattr(exc, "code", None)  # google-genai's APIError
     return status if isinstance(status, int) else None
 
 
+def _is_genai_error(exc: BaseException) -> bool:
+    return type(exc).__module__.startswith("google.genai")
+
+
+#: (module, class) of the SDKs' and HTTP libraries' connection/timeout errors.
+_CONNECTION_ERRORS = (
+    ("openai", "APIConnectionError"),
+    ("anthropic", "APIConnectionError"),
+    ("httpx", "TransportError"),
+    ("httpx2", "TransportError"),
+    ("aiohttp", "ClientConnectionError"),
+    ("aiohttp", "ServerTimeoutError"),
+)
+
+
 def _is_connection_error(exc: BaseException) -> bool:
-    for module_name in ("openai", "anthropic"):
-        try:
-            module = __import__(module_name)
-        except ImportError:
-            continue
-        if isinstance(exc, module.APIConnectionError):
+    import sys
+
+    if isinstance(exc, TimeoutError):  # aiohttp's timeouts (the genai async client)
+        return True
+    for module_name, class_name in _CONNECTION_ERRORS:
+        module = sys.modules.get(module_name)  # never imported here: loaded by its SDK
+        kind = getattr(module, class_name, None) if module is not None else None
+        if isinstance(kind, type) and isinstance(exc, kind):
             return True
     return False
 
@@ -108,6 +130,9 @@ def _message(exc: BaseException) -> str:
         error = body.get("error", body)
         if isinstance(error, dict) and error.get("message"):
             return str(error["message"])
+    message = getattr(exc, "message", None)
+    if _is_genai_error(exc) and isinstance(message, str) and message:
+        return message
     return str(exc)
 
 
@@ -138,18 +163,41 @@ def call_with_retry(fn: Callable[[], T], policy: RetryPolicy, provider: str) -> 
         try:
             return fn()
         except Exception as exc:
-            verdict, error = classify_error(exc, provider)
-            if verdict == "foreign" or error is None:
-                raise
-            if verdict == "raise":
-                raise error from exc
             attempt += 1
-            if attempt > policy.max_retries:
-                error.args = (f"{error.args[0]} (gave up after {attempt} attempts)",)
-                raise error from exc
-            delay = _delay(exc, policy, attempt, error)
-            log.warning("%s; retry %d/%d in %.2f s", error, attempt, policy.max_retries, delay)
-            policy.sleep(delay)
+            policy.sleep(_retry_delay(exc, policy, attempt, provider))
+
+
+async def call_with_retry_async(
+    fn: Callable[[], Awaitable[T]], policy: RetryPolicy, provider: str
+) -> T:
+    """:func:`call_with_retry` for a coroutine function (waits without blocking the loop)."""
+    attempt = 0
+    while True:
+        try:
+            return await fn()
+        except Exception as exc:
+            attempt += 1
+            delay = _retry_delay(exc, policy, attempt, provider)
+            if policy.sleep is time.sleep:
+                await asyncio.sleep(delay)
+            else:
+                policy.sleep(delay)
+
+
+def _retry_delay(exc: Exception, policy: RetryPolicy, attempt: int, provider: str) -> float:
+    """The wait before retry number ``attempt`` after ``exc``; raises (from the
+    handler of ``exc``) when the failure is not retried or no retry is left."""
+    verdict, error = classify_error(exc, provider)
+    if verdict == "foreign" or error is None:
+        raise exc
+    if verdict == "raise":
+        raise error from exc
+    if attempt > policy.max_retries:
+        error.args = (f"{error.args[0]} (gave up after {attempt} attempts)",)
+        raise error from exc
+    delay = _delay(exc, policy, attempt, error)
+    log.warning("%s; retry %d/%d in %.2f s", error, attempt, policy.max_retries, delay)
+    return delay
 
 
 def _delay(exc: BaseException, policy: RetryPolicy, attempt: int, error: Any) -> float:

@@ -11,7 +11,7 @@ from fakes.model_server import FakeModelServer
 
 from toolscript import Runtime
 
-__all__ = ["OPEN_RUNTIMES", "Runtime", "client_for", "make_runtime"]
+__all__ = ["DIALECTS", "OPEN_RUNTIMES", "Runtime", "client_for", "make_runtime"]
 
 #: Runtimes made by :func:`make_runtime`; closed after each test by conftest.
 OPEN_RUNTIMES: list[Any] = []
@@ -26,8 +26,14 @@ def make_runtime(backend: str = "inprocess", tools: Any = None, **kwargs: Any) -
     return runtime
 
 
+#: Every built-in dialect (the OpenAI-compatible profiles speak Chat Completions).
+DIALECTS = ("openai", "openai-responses", "anthropic", "gemini")
+
+
 def client_for(provider: str, server: FakeModelServer) -> Any:
     """A real SDK client pointed at the fake server."""
     if provider == "anthropic":
         return anthropic.Anthropic(api_key="test-key", base_url=server.base_url)
+    if provider == "gemini":
+        return server.gemini_client()
     return openai.OpenAI(api_key="test-key", base_url=server.openai_base_url)

@@ -133,4 +133,4 @@ def test_strict_mode_schema(server, make_agent):
     assert "default" not in parameters["properties"]["priority"]
     # null for an optional parameter means "use the default"
     assert result.tool_calls[0].ok
-    assert result.tool_calls[0].args == {"text": "x"}
+    assert result.tool_calls[0].args == {"text": "x", "priority": "low"}  # the final arguments

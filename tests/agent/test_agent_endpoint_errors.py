@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from agent_helpers import DIALECTS
 from fakes.model_server import say
 from toolscript.runtime.providers import (
     ModelAuthError,
@@ -10,8 +11,6 @@ from toolscript.runtime.providers import (
     ModelUnavailableError,
     RetryPolicy,
 )
-
-DIALECTS = ["openai", "openai-responses", "anthropic"]
 
 
 @pytest.mark.parametrize("provider", DIALECTS)
@@ -55,10 +54,11 @@ def test_retry_after_beyond_the_limit_fails_fast(server, make_agent, sleeps):
     assert sleeps == [] and len(server.requests) == 1
 
 
-def test_timeouts_are_retried(server, make_agent, sleeps):
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_timeouts_are_retried(server, make_agent, sleeps, provider):
     server.delay(1.5)
     server.script(say("ok"))
-    result = make_agent("openai", timeout_s=0.3).run("go")
+    result = make_agent(provider, timeout_s=0.3).run("go")
     assert result.answer == "ok"
     assert len(sleeps) == 1
 
@@ -87,6 +87,21 @@ def test_unreachable_endpoint_is_retried_then_raised(make_agent, sleeps):
 
     client = openai.OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
     agent = Agent(make_runtime(), provider="openai", model="m", client=client,
+                  retry=RetryPolicy(max_retries=1, sleep=sleeps.append))
+    with pytest.raises(ModelUnavailableError, match="unreachable"):
+        agent.run("go")
+    assert len(sleeps) == 1
+
+
+def test_unreachable_gemini_endpoint_is_retried_then_raised(make_agent, sleeps):
+    from agent_helpers import make_runtime
+    from google import genai
+    from google.genai import types
+    from toolscript.runtime.agent import Agent
+
+    client = genai.Client(api_key="k", http_options=types.HttpOptions(
+        base_url="http://127.0.0.1:9"))
+    agent = Agent(make_runtime(), provider="gemini", model="m", client=client,
                   retry=RetryPolicy(max_retries=1, sleep=sleeps.append))
     with pytest.raises(ModelUnavailableError, match="unreachable"):
         agent.run("go")

@@ -231,7 +231,7 @@ def test_script_only_tool_called_directly_gets_a_hint(server, make_agent):
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"mode": "hybrid"}, "mode must be"), ({"provider": "gemini"}, "unknown provider"),
+    [({"mode": "hybrid"}, "mode must be"), ({"provider": "palm"}, "unknown provider"),
      ({"max_turns": 0}, "max_turns"), ({"tool_choice": "any"}, "tool_choice"),
      ({"tool_choice": {"name": "list_stores"}}, "not offered in programmatic"),
      ({"model": ""}, "model=")],

@@ -102,7 +102,8 @@ def test_content_is_recorded_only_when_opted_in(exporter, monkeypatch):
             session.run("x + 1")
             session.call_tool("slow_square", {"n": 5})
     spans = exporter.get_finished_spans()
-    tool = next(s for s in spans if s.attributes.get(N.TOOL_CALL_ARGUMENTS) == '{"n": 4}')
+    tool = next(s for s in spans if s.attributes.get(N.TOOL_CALL_ARGUMENTS)
+                == '{"n": 4, "delay_s": 0.0}')  # the final arguments, default included
     assert tool.attributes[N.TOOL_CALL_RESULT] == "16"
     runs = [s for s in spans if s.name == "execute_script"]
     assert [r.attributes[N.SCRIPT_CODE] for r in runs] == ["x = slow_square(4)", "x + 1"]

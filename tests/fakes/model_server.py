@@ -1,19 +1,23 @@
 """A fake model endpoint for tests: a real HTTP server on 127.0.0.1.
 
-It speaks three wire formats, chosen by the request path:
+It speaks four wire formats, chosen by the request path:
 
 * ``POST .../chat/completions`` — OpenAI Chat Completions (and every
   OpenAI-compatible profile),
 * ``POST .../responses`` — OpenAI Responses,
-* ``POST .../messages`` — Anthropic Messages.
+* ``POST .../messages`` — Anthropic Messages,
+* ``POST .../models/MODEL:generateContent`` — the Gemini API
+  (``:streamGenerateContent?alt=sse`` streams).
 
 A test scripts the model's side as a list of :class:`Turn` objects (or
 callables that receive the request body and return a ``Turn``); the server
-replays them in order, rendering each in the dialect of the request. Every
+replays them in order, rendering each in the dialect of the request — as a
+server-sent-event stream when the request asks for one (``"stream": true``,
+or Gemini's streaming path), the text cut into several deltas. Every
 request is recorded (path, headers, parsed JSON body), error responses
 (429/500/400/401 ...) and slow responses can be injected ahead of the scripted
-turns. The real ``openai`` and ``anthropic`` SDK clients point at it with
-``base_url``; nothing is mocked.
+turns. The real ``openai``, ``anthropic`` and ``google-genai`` SDK clients
+point at it with ``base_url``; nothing is mocked.
 
 Example::
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -53,7 +58,9 @@ class Call:
     """One tool call the fake model makes.
 
     ``arguments`` is a dict (serialised for the OpenAI dialects, sent as an
-    object for Anthropic) or a raw string (sent verbatim — e.g. invalid JSON).
+    object for Anthropic and Gemini) or a raw string (sent verbatim — e.g.
+    invalid JSON). Gemini: an ``id`` starting with ``noid`` renders a
+    ``functionCall`` without an id, as the Gemini API may send it.
     """
 
     name: str
@@ -77,6 +84,7 @@ class Turn:
             (e.g. a ``reasoning`` item); Anthropic — content blocks placed first
             (e.g. a ``thinking`` block).
         raw: a complete response body sent verbatim instead of a rendering.
+        deltas: how a streamed answer cuts ``text`` (default: into words).
     """
 
     text: str | None = None
@@ -85,6 +93,13 @@ class Turn:
     extra: dict[str, Any] = field(default_factory=dict)
     extra_items: list[dict[str, Any]] = field(default_factory=list)
     raw: dict[str, Any] | None = None
+    deltas: list[str] | None = None
+
+    def text_deltas(self) -> list[str]:
+        """The pieces a stream sends ``text`` in."""
+        if self.deltas is not None:
+            return list(self.deltas)
+        return re.findall(r"\S+\s*|\s+", self.text or "")
 
 
 def say(text: str, **kwargs: Any) -> Turn:
@@ -125,8 +140,13 @@ class RecordedRequest:
 
     @property
     def dialect(self) -> str:
-        """``"chat"``, ``"responses"`` or ``"anthropic"``."""
+        """``"chat"``, ``"responses"``, ``"anthropic"`` or ``"gemini"``."""
         return _dialect_of(self.path)
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the request asked for a stream."""
+        return _streamed(self.path, self.body)
 
 
 TurnSource = Turn | Callable[[dict[str, Any]], Turn]
@@ -134,6 +154,8 @@ TurnSource = Turn | Callable[[dict[str, Any]], Turn]
 
 def _dialect_of(path: str) -> str:
     path = path.split("?", 1)[0].rstrip("/")
+    if path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+        return "gemini"
     if path.endswith("/chat/completions"):
         return "chat"
     if path.endswith("/responses"):
@@ -141,6 +163,10 @@ def _dialect_of(path: str) -> str:
     if path.endswith("/messages"):
         return "anthropic"
     return "unknown"
+
+
+def _streamed(path: str, body: dict[str, Any]) -> bool:
+    return ":streamGenerateContent" in path or body.get("stream") is True
 
 
 class FakeModelServer:
@@ -192,6 +218,16 @@ class FakeModelServer:
     def openai_base_url(self) -> str:
         """``http://127.0.0.1:PORT/v1`` (the OpenAI SDK's ``base_url``)."""
         return self.base_url + "/v1"
+
+    def gemini_client(self, **http_options: Any) -> Any:
+        """A real ``google.genai.Client`` pointed at this server."""
+        from google import genai
+        from google.genai import types
+
+        return genai.Client(
+            api_key="test-key",
+            http_options=types.HttpOptions(base_url=self.base_url, **http_options),
+        )
 
     # ------------------------------------------------------------ scripting
     def script(self, *turns: TurnSource) -> None:
@@ -249,9 +285,14 @@ class FakeModelServer:
                 except ValueError:
                     body = {"_unparsable": raw.decode("utf-8", "replace")}
                 status, headers, payload = server._respond(self.path, dict(self.headers), body)
-                data = json.dumps(payload).encode()
+                if isinstance(payload, list):  # a stream: server-sent events
+                    data = "".join(payload).encode()
+                    content_type = "text/event-stream"
+                else:
+                    data = json.dumps(payload).encode()
+                    content_type = "application/json"
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))
                 for key, value in headers.items():
                     self.send_header(key, value)
@@ -263,7 +304,7 @@ class FakeModelServer:
 
     def _respond(
         self, path: str, headers: dict[str, str], body: dict[str, Any]
-    ) -> tuple[int, dict[str, str], dict[str, Any]]:
+    ) -> tuple[int, dict[str, str], dict[str, Any] | list[str]]:
         dialect = _dialect_of(path)
         record = RecordedRequest("POST", path, {k.lower(): v for k, v in headers.items()}, body)
         with self._lock:
@@ -286,7 +327,10 @@ class FakeModelServer:
             return 400, {}, _error_body(dialect, 400, "fake server: no scripted turn left")
         turn = source(body) if callable(source) else source
         record.status = 200
-        return 200, {}, self._render(dialect, body, turn)
+        rendered = self._render(dialect, body, turn)
+        if _streamed(path, body):
+            return 200, {}, self._stream(dialect, rendered, turn)
+        return 200, {}, rendered
 
     def _next_id(self, prefix: str) -> str:
         with self._lock:
@@ -301,6 +345,8 @@ class FakeModelServer:
             if c.id is None:
                 c.id = self._next_id("toolu_" if dialect == "anthropic" else "call_")
         model = str(body.get("model", "fake-model"))
+        if dialect == "gemini":
+            return self._render_gemini(turn, usage_in, usage_out)
         if dialect == "chat":
             return self._render_chat(model, turn, usage_in, usage_out)
         if dialect == "responses":
@@ -409,6 +455,159 @@ class FakeModelServer:
         return message
 
 
+    def _render_gemini(self, turn: Turn, usage_in: int, usage_out: int) -> dict[str, Any]:
+        parts: list[dict[str, Any]] = list(turn.extra_items)
+        if turn.text is not None:
+            parts.append({"text": turn.text})
+        for c in turn.tool_calls:
+            arguments = c.arguments
+            if isinstance(arguments, str):
+                arguments = json.loads(arguments)
+            call: dict[str, Any] = {"name": c.name, "args": arguments}
+            if not str(c.id).startswith("noid"):
+                call = {"id": c.id, **call}
+            parts.append({"functionCall": call})
+        response: dict[str, Any] = {
+            "candidates": [{
+                "content": {"role": "model", "parts": parts},
+                "finishReason": "STOP",
+                "index": 0,
+            }],
+            "usageMetadata": {
+                "promptTokenCount": usage_in,
+                "candidatesTokenCount": usage_out,
+                "totalTokenCount": usage_in + usage_out,
+            },
+            "modelVersion": "fake-gemini",
+            "responseId": self._next_id("resp-"),
+        }
+        response.update(turn.extra)
+        return response
+
+    # ------------------------------------------------------------- streams
+    def _stream(self, dialect: str, rendered: dict[str, Any], turn: Turn) -> list[str]:
+        """The events of ``rendered`` (the whole answer) as a stream in ``dialect``."""
+        if dialect == "gemini":
+            return self._stream_gemini(rendered, turn)
+        if dialect == "chat":
+            return self._stream_chat(rendered, turn)
+        if dialect == "responses":
+            return self._stream_responses(rendered, turn)
+        return self._stream_anthropic(rendered, turn)
+
+    def _stream_gemini(self, rendered: dict[str, Any], turn: Turn) -> list[str]:
+        candidate = rendered["candidates"][0]
+        parts = candidate["content"]["parts"]
+        chunks: list[dict[str, Any]] = []
+        for part in parts:
+            if set(part) == {"text"} and turn.text_deltas():
+                chunks.extend({"text": piece} for piece in turn.text_deltas())
+            else:
+                chunks.append(part)
+        events = []
+        for i, part in enumerate(chunks):
+            last = i == len(chunks) - 1
+            event: dict[str, Any] = {"candidates": [{
+                "content": {"role": "model", "parts": [part]}, "index": 0,
+                **({"finishReason": "STOP"} if last else {}),
+            }], "modelVersion": rendered["modelVersion"], "responseId": rendered["responseId"]}
+            if last:
+                event["usageMetadata"] = rendered["usageMetadata"]
+            events.append(_sse(event))
+        return events
+
+    def _stream_chat(self, rendered: dict[str, Any], turn: Turn) -> list[str]:
+        message = rendered["choices"][0]["message"]
+        head = {k: rendered[k] for k in ("id", "created", "model")}
+        head["object"] = "chat.completion.chunk"
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+            return _sse({**head, "choices": [
+                {"index": 0, "delta": delta, "finish_reason": finish}
+            ]})
+
+        events = [chunk({"role": "assistant", "content": ""})]
+        for key, value in message.items():
+            if key not in ("role", "content", "tool_calls") and value is not None:
+                events.append(chunk({key: value}))
+        events.extend(chunk({"content": piece}) for piece in turn.text_deltas())
+        for index, call in enumerate(message.get("tool_calls") or []):
+            arguments = call["function"]["arguments"]
+            half = len(arguments) // 2
+            events.append(chunk({"tool_calls": [{
+                "index": index, "id": call["id"], "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": arguments[:half]},
+            }]}))
+            events.append(chunk({"tool_calls": [{
+                "index": index, "function": {"arguments": arguments[half:]},
+            }]}))
+        events.append(chunk({}, rendered["choices"][0]["finish_reason"]))
+        events.append(_sse({**head, "choices": [], "usage": rendered["usage"]}))
+        events.append("data: [DONE]\n\n")
+        return events
+
+    def _stream_responses(self, rendered: dict[str, Any], turn: Turn) -> list[str]:
+        events = [_sse({"type": "response.created", "sequence_number": 0,
+                        "response": {**rendered, "status": "in_progress", "output": []}})]
+        for index, item in enumerate(rendered["output"]):
+            if item.get("type") == "message":
+                for piece in turn.text_deltas():
+                    events.append(_sse({
+                        "type": "response.output_text.delta", "item_id": item["id"],
+                        "output_index": index, "content_index": 0, "delta": piece,
+                        "sequence_number": len(events), "logprobs": [],
+                    }))
+            events.append(_sse({"type": "response.output_item.done", "output_index": index,
+                                "item": item, "sequence_number": len(events)}))
+        events.append(_sse({"type": "response.completed", "response": rendered,
+                            "sequence_number": len(events)}))
+        return events
+
+    def _stream_anthropic(self, rendered: dict[str, Any], turn: Turn) -> list[str]:
+        usage = rendered["usage"]
+        start = {**rendered, "content": [], "stop_reason": None,
+                 "usage": {**usage, "output_tokens": 1}}
+        events = [_sse({"type": "message_start", "message": start}, "message_start")]
+        for index, block in enumerate(rendered["content"]):
+            kind = block["type"]
+            if kind == "text":
+                events.append(_sse({"type": "content_block_start", "index": index,
+                                    "content_block": {"type": "text", "text": ""}},
+                                   "content_block_start"))
+                for piece in turn.text_deltas():
+                    events.append(_sse({"type": "content_block_delta", "index": index,
+                                        "delta": {"type": "text_delta", "text": piece}},
+                                       "content_block_delta"))
+            elif kind == "tool_use":
+                events.append(_sse({"type": "content_block_start", "index": index,
+                                    "content_block": {**block, "input": {}}},
+                                   "content_block_start"))
+                arguments = json.dumps(block["input"])
+                half = len(arguments) // 2
+                for piece in (arguments[:half], arguments[half:]):
+                    events.append(_sse({"type": "content_block_delta", "index": index,
+                                        "delta": {"type": "input_json_delta",
+                                                  "partial_json": piece}},
+                                       "content_block_delta"))
+            else:
+                events.append(_sse({"type": "content_block_start", "index": index,
+                                    "content_block": block}, "content_block_start"))
+            events.append(_sse({"type": "content_block_stop", "index": index},
+                               "content_block_stop"))
+        events.append(_sse({"type": "message_delta",
+                            "delta": {"stop_reason": rendered["stop_reason"],
+                                      "stop_sequence": None},
+                            "usage": {"output_tokens": usage["output_tokens"]}},
+                           "message_delta"))
+        events.append(_sse({"type": "message_stop"}, "message_stop"))
+        return events
+
+
+def _sse(data: dict[str, Any], event: str | None = None) -> str:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data)}\n\n"
+
+
 def _args_text(arguments: dict[str, Any] | str) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
@@ -423,7 +622,20 @@ _ANTHROPIC_ERROR_TYPES = {
 }
 
 
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    503: "UNAVAILABLE",
+}
+
+
 def _error_body(dialect: str, status: int, message: str) -> dict[str, Any]:
+    if dialect == "gemini":
+        kind = _GOOGLE_STATUS.get(status, "INTERNAL")
+        return {"error": {"code": status, "message": message, "status": kind}}
     if dialect == "anthropic":
         kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}

@@ -213,12 +213,20 @@ def test_unresolvable_forward_reference_is_refused():
         Tool.from_function(f)
 
 
-def test_async_functions_are_refused():
-    async def f(x: int) -> int:
-        return x
+def test_async_generators_are_refused_and_async_functions_are_tools():
+    async def gen(x: int):  # type: ignore[no-untyped-def]
+        yield x
 
-    with pytest.raises(ToolDefinitionError, match="async"):
-        Tool.from_function(f)
+    with pytest.raises(ToolDefinitionError, match="async generators"):
+        Tool.from_function(gen)
+
+    async def f(x: int) -> int:
+        """Double x."""
+        return 2 * x
+
+    t = Tool.from_function(f)
+    assert t.parameters_schema["required"] == ["x"] and t.description == "Double x."
+    assert t.invoke({"x": 4}) == 8  # runs the coroutine (see tests/agent/test_agent_async.py)
 
 
 @pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), "5", True])

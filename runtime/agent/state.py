@@ -1,0 +1,229 @@
+"""The bookkeeping of one agent run, apart from any I/O.
+
+:class:`RunState` holds the conversation, usage, steps and caps of one run and
+decides what happens after each model turn; the drivers in :mod:`.loop` (sync,
+async, streamed) do the I/O — model requests, tool groups, the session probe —
+and feed the outcomes back. One state machine, so the four ways to run an
+agent cannot drift apart.
+
+After the turn cap or the token budget, the replies of the last turn carry a
+request to answer, and one final turn is sent with ``tool_choice="none"`` (or
+without tools where the endpoint cannot say "none"; with ``output_type``: the
+choice names ``final_answer``). Calls the model still makes in that turn are
+not run; they are answered as such, so the conversation stays well formed for
+a later ``message_history``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from toolscript.errors import AgentOutputError
+
+from .. import prompts
+from ..providers.base import Message, ModelTurn, Request, ToolCall, ToolOutcome, Usage
+from .executor import Step, TurnExecutor, not_executed
+from .format import to_json
+from .history import bound_names, earlier_scripts, parse_probe, probe_script
+from .output import OutputInvalid
+from .protocols import RunResultLike, SessionLike, ToolCallRecordLike
+from .result import AgentResult, StopReason
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+__all__ = ["RunState"]
+
+log = logging.getLogger("toolscript.agent")
+
+#: Names scripts see besides the tools (never reported as the model's variables).
+_SANDBOX_NAMES = ("parallel", "ToolError", "ToolArgumentError", "ToolDenied", "ToolNotFound",
+                  "ToolTimeout")
+
+
+class RunState:
+    """One run's conversation and progress; see the module docstring."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        prompt: str,
+        session: SessionLike,
+        history: list[Message] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.provider = agent.provider
+        self.prompt = prompt
+        self.session = session
+        self.history = list(history or [])
+        intercept: dict[str, Callable[[ToolCall], Step]] = {}
+        if agent.output is not None:
+            intercept[prompts.FINAL_ANSWER_NAME] = self._final_answer_reply
+        self.executor = TurnExecutor(
+            session,
+            agent.offer,
+            max_script_chars=agent.max_result_chars,
+            max_tool_chars=agent.max_tool_result_chars,
+            strict=agent.strict,
+            intercept=intercept,
+        )
+        self.messages: list[Message] = list(self.history)
+        self.usage = Usage()
+        self.steps: list[Step] = []
+        self.records: list[ToolCallRecordLike] = []
+        self.turn_no = 0
+        self.forced: StopReason | None = "max_turns" if agent.max_turns == 1 else None
+        self.result: AgentResult | None = None
+        self._earlier_names: list[str] = []
+
+    # --- start -----------------------------------------------------------------------
+    def probe(self) -> str | None:
+        """A script asking the session which variables of the earlier conversation it
+        holds (run it before :meth:`start`), or None when there is nothing to ask."""
+        if not self.history or not self.agent.offer.run_script:
+            return None
+        exclude = [*self.agent.offer.script_tools, *_SANDBOX_NAMES]
+        self._earlier_names = bound_names(earlier_scripts(self.provider, self.history), exclude)
+        return probe_script(self._earlier_names) if self._earlier_names else None
+
+    def start(self, probe_result: RunResultLike | None = None) -> None:
+        """Append the user's message (with what the probe found, if it ran)."""
+        text = self.prompt
+        if self._earlier_names and probe_result is not None:
+            found = parse_probe(probe_result)
+            if found is not None:
+                kept = [n for n in self._earlier_names if n in found]
+                gone = [n for n in self._earlier_names if n not in found]
+                text = f"{prompts.session_notice(kept, gone)}\n\n{text}"
+        self.messages.extend(self.provider.user_message(text))
+
+    # --- turns -----------------------------------------------------------------------
+    def request(self) -> Request:
+        """The request of the next turn."""
+        request: Request = self.agent.request
+        if self.forced is None:
+            return request
+        if self.agent.output is not None:
+            return replace(request, tool_choice={"name": prompts.FINAL_ANSWER_NAME})
+        return replace(request, tool_choice="none")
+
+    def on_turn(self, turn: ModelTurn) -> list[ToolCall]:
+        """Take a model turn: the calls to execute now (then :meth:`after_tools`), or
+        none — then :attr:`result` is set (the run is over) or the next turn follows."""
+        self.turn_no += 1
+        self.usage.add(turn.usage)
+        self.messages.extend(turn.history)
+        if self.agent.output is not None:
+            return self._structured(turn)
+        if self.forced is not None or not turn.tool_calls:
+            if turn.tool_calls:
+                log.warning("the final turn still asked for tools; they were not run")
+                self._answer_unrun(turn, "the run had reached its limit of tool use")
+            self._finish(turn.text)
+            return []
+        return list(turn.tool_calls)
+
+    def after_tools(self, turn: ModelTurn, steps: list[Step]) -> None:
+        """Record the steps of ``turn`` and send their replies back."""
+        self.steps.extend(steps)
+        for step in steps:
+            self.records.extend(step.records)
+        self.forced = self._cap_reached()
+        followup = self._final_request() if self.forced is not None else None
+        outcomes = [s.outcome() for s in steps]
+        self.messages.extend(self.provider.tool_results(turn, outcomes, followup))
+
+    # --- structured answers ------------------------------------------------------------
+    def _structured(self, turn: ModelTurn) -> list[ToolCall]:
+        spec = self.agent.output
+        assert spec is not None
+        finals = [c for c in turn.tool_calls if c.name == prompts.FINAL_ANSWER_NAME]
+        if finals:
+            final = finals[0]
+            try:
+                output = spec.check(final.parsed_arguments())
+            except OutputInvalid as exc:
+                if self.forced is not None:
+                    self._give_up(turn, f"the final answer was invalid: {exc}")
+                return list(turn.tool_calls)
+            accepted = Step(final.id, final.name, final.arguments, True, True,
+                            "ok: final answer accepted")
+            self._answer_unrun(turn, "the final answer ended the run", accepted)
+            self._finish(to_json(final.parsed_arguments()), output)
+            return []
+        if turn.tool_calls:
+            if self.forced is not None:
+                self._give_up(turn, "the model called tools instead of final_answer")
+            return list(turn.tool_calls)
+        try:
+            output = spec.check_text(turn.text)
+        except OutputInvalid:
+            if self.forced is not None:
+                self._give_up(turn, "the model answered in plain text, not with final_answer")
+            self.forced = self._cap_reached()
+            request = self._final_request() if self.forced else prompts.OUTPUT_REQUEST
+            self.messages.extend(self.provider.user_message(request))
+            return []
+        self._finish(turn.text, output)
+        return []
+
+    def _final_answer_reply(self, call: ToolCall) -> Step:
+        """The executor's reply to a ``final_answer`` call that :meth:`_structured`
+        did not accept (an invalid answer, or a second one in the turn)."""
+        assert self.agent.output is not None
+        try:
+            self.agent.output.check(call.parsed_arguments())
+            text = "error: not_executed: only the first final_answer of a turn is read."
+        except OutputInvalid as exc:
+            text = f"error: invalid_output: {exc}. Call final_answer again with a fixed answer."
+        return Step(call.id, call.name, call.arguments, False, False, text)
+
+    def _give_up(self, turn: ModelTurn, why: str) -> None:
+        self._answer_unrun(turn, "the run had reached its limit of tool use")
+        self._finish(turn.text)
+        raise AgentOutputError(
+            f"no valid structured answer within {self.turn_no} turns: {why}", self.result
+        )
+
+    def _final_request(self) -> str:
+        if self.agent.output is not None:
+            return prompts.FINAL_OUTPUT_REQUEST
+        return prompts.FINAL_ANSWER_REQUEST
+
+    # --- the end -----------------------------------------------------------------------
+    def _answer_unrun(self, turn: ModelTurn, reason: str, accepted: Step | None = None) -> None:
+        """Reply to every call of ``turn`` that will not run (the conversation stays
+        well formed: every call has its answer)."""
+        steps = [
+            accepted if accepted is not None and call.id == accepted.call_id
+            else not_executed(call, reason)
+            for call in turn.tool_calls
+        ]
+        self.steps.extend(steps)
+        outcomes = [ToolOutcome(s.call_id, s.output, not s.ok) for s in steps]
+        self.messages.extend(self.provider.tool_results(turn, outcomes))
+
+    def _finish(self, answer: str, output: Any = None) -> None:
+        self.result = AgentResult(
+            answer=answer,
+            turns=self.turn_no,
+            usage=self.usage,
+            messages=self.messages,
+            tool_calls=self.records,
+            steps=self.steps,
+            stopped_by=self.forced or "answer",
+            output=output,
+            provider=self.provider.name,
+            history_length=len(self.history),
+        )
+
+    def _cap_reached(self) -> StopReason | None:
+        agent = self.agent
+        if self.turn_no + 1 >= agent.max_turns:
+            return "max_turns"
+        if agent.token_budget is not None and self.usage.total_tokens >= agent.token_budget:
+            return "token_budget"
+        return None
