@@ -99,3 +99,22 @@ def crash_detail(detail: str) -> str:
         return head
     last = [line.strip() for line in _strip_tracebacks(stderr).splitlines() if line.strip()]
     return f"{head}; last error line: {last[-1]}" if last else head
+
+
+CATCHABLE_BUILTIN_EXCEPTIONS: tuple[type[BaseException], ...] = (
+    KeyError, IndexError, LookupError, ZeroDivisionError, OverflowError, ArithmeticError,
+    FileNotFoundError, ConnectionError, OSError, NotImplementedError, RecursionError,
+    RuntimeError, AttributeError, TypeError, ValueError, AssertionError,
+)
+"""Builtin exception classes a failed tool call can be caught by in a script
+(most specific first; the sandbox builds ``ToolError`` subclasses of them)."""
+
+
+def builtin_exception_of(exc: BaseException) -> str | None:
+    """The name of the most specific class in :data:`CATCHABLE_BUILTIN_EXCEPTIONS`
+    that ``exc`` is an instance of (a tool's own ``class NotFound(KeyError)``
+    gives ``"KeyError"``), or ``None``."""
+    for kind in type(exc).__mro__:
+        if kind in CATCHABLE_BUILTIN_EXCEPTIONS:
+            return kind.__name__
+    return None

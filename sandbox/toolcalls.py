@@ -81,11 +81,47 @@ LIMIT_ERRORS = frozenset({"tool_call_limit", "host_abort"})
 """Reply error types that end the whole run instead of raising in the script."""
 
 
+class _ToolRaised(ToolError):
+    """Base of the classes of failed calls whose tool raised a builtin exception:
+    ``str()`` is the tool's own message, as it would be for the builtin."""
+
+    def __str__(self) -> str:
+        return str(self.details.get("exception_message", self.message))
+
+
+_BUILTIN_BASES: dict[str, type[BaseException]] = {
+    kind.__name__: kind
+    for kind in (
+        KeyError, IndexError, LookupError, ZeroDivisionError, OverflowError, ArithmeticError,
+        FileNotFoundError, ConnectionError, OSError, NotImplementedError, RecursionError,
+        RuntimeError, AttributeError, TypeError, ValueError, AssertionError,
+    )
+}
+"""Builtin classes a failed call may also be caught as (the host names the most
+specific one the tool's exception is an instance of)."""
+
+_RAISED_CLASSES: dict[str, type[ToolError]] = {
+    name: type(f"Tool{name}", (_ToolRaised, base), {
+        "__module__": "builtins",
+        "__doc__": f"A tool raised {name}: catchable as ToolError and as {name}.",
+    })
+    for name, base in _BUILTIN_BASES.items()
+}
+
+
 def error_from_reply(tool: str, error: dict[str, Any]) -> ToolError:
-    """Turn a reply's ``error`` object into the matching :class:`ToolError`."""
+    """Turn a reply's ``error`` object into the matching :class:`ToolError`.
+
+    A ``tool_exception`` whose tool raised a builtin exception class (or a
+    subclass of one) is also an instance of that class, so the common
+    ``except KeyError:`` around a tool call catches it; its ``str()`` is the
+    tool's own message.
+    """
     error_type = str(error.get("type", "tool_error"))
     message = str(error.get("message", "tool call failed"))
     cls = _ERROR_CLASSES.get(error_type, ToolError)
+    if error_type == "tool_exception":
+        cls = _RAISED_CLASSES.get(str(error.get("builtin_exception")), ToolError)
     details = {k: v for k, v in error.items() if k not in ("type", "message")}
     return cls(message, tool=tool, type=error_type, **details)
 

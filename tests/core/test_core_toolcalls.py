@@ -4,12 +4,13 @@ timeouts, budgets, parallel(), and the audit records of every attempt."""
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 import pytest
 from corehelpers import ALL_TOOLS, SPANS, overlapping, serial
 
-from toolscript import Limits, ToolCallRecord
+from toolscript import Limits, ToolCallRecord, tool
 from toolscript.errors import ToolscriptError
 
 HOST_MARKERS = ("Traceback", "corehelpers.py", 'File "', "site-packages")
@@ -147,12 +148,11 @@ def test_tool_raising_is_a_catchable_tool_error_without_host_traceback(fresh: An
         "    r = [str(e), e.type, e.tool, type(e).__name__]\nr"
     )
     assert result.ok, result.error
-    assert result.value == ["boom: ValueError: disk is full", "tool_exception", "boom",
-                            "ToolError"]
+    assert result.value == ["disk is full", "tool_exception", "boom", "ToolValueError"]
     _no_host_traceback(result)
     uncaught = fresh.run("boom('disk is full')")
     assert uncaught.error.type == "tool_error"
-    assert uncaught.error.message == "ToolError: boom: ValueError: disk is full"
+    assert uncaught.error.message == "ToolValueError: boom: ValueError: disk is full"
     assert uncaught.error.line == 1
     assert uncaught.tool_calls[0].error.details.get("exception") == "ValueError"
     _no_host_traceback(uncaught)
@@ -261,16 +261,16 @@ def test_parallel_write_calls_never_overlap(fresh: Any) -> None:
 def test_parallel_errors_raise_or_are_returned(fresh: Any) -> None:
     raised = fresh.run(
         "try:\n    parallel([(add, [1]), (boom, ['x']), (add, [2])])\n"
-        "except ToolError as e:\n    r = str(e)\nr"
+        "except ToolError as e:\n    r = [str(e), e.message]\nr"
     )
-    assert raised.value == "boom: ValueError: x"
+    assert raised.value == ["x", "boom: ValueError: x"]
     returned = fresh.run(
         "res = parallel([(add, [1]), (boom, ['x']), (send, ['bob']), (add, ['y']), (add, [2])],\n"
         "               return_exceptions=True)\n"
         "[r if not isinstance(r, ToolError) else [type(r).__name__, r.type] for r in res]"
     )
     assert returned.ok, returned.error
-    assert returned.value == [1, ["ToolError", "tool_exception"], ["ToolDenied", "denied"],
+    assert returned.value == [1, ["ToolValueError", "tool_exception"], ["ToolDenied", "denied"],
                               ["ToolArgumentError", "invalid_arguments"], 2]
     assert [r.ok for r in returned.tool_calls] == [True, False, False, False, True]
 
@@ -329,3 +329,58 @@ def test_call_tools_order_and_concurrency(module_session: Any) -> None:
     assert records[3].error.type == "unknown_tool"
     assert [r.value for r in records if r.ok] == [{"tag": "a"}, {"tag": "b"}, {"tag": "c"}]
     assert overlapping(SPANS)
+
+
+def test_tool_exceptions_keep_their_builtin_class(make_runtime: Any) -> None:
+    """``except KeyError:`` around a tool call catches a tool's KeyError (or its
+    subclass), as it would a direct call; ``str()`` is the tool's own message;
+    ``ToolError`` still catches every failure; single calls and ``parallel`` agree."""
+
+    class CustomerGone(KeyError):
+        pass
+
+    @tool(read_only=True)
+    def customer(cid: str) -> dict:
+        """Look a customer up."""
+        if cid == "gone":
+            raise CustomerGone(f"customer {cid} was deleted")
+        if cid == "bad":
+            raise ValueError(f"malformed id {cid!r}")
+        if cid == "zero":
+            return {"ratio": 1 / 0}
+        raise RuntimeError("backend down")
+
+    runtime = make_runtime([customer])
+    result = runtime.run(textwrap.dedent("""
+        out = []
+        try:
+            customer('gone')
+        except KeyError as e:
+            out.append(['KeyError', str(e), isinstance(e, LookupError), isinstance(e, ToolError)])
+        try:
+            customer('bad')
+        except ValueError as e:
+            out.append(['ValueError', str(e)])
+        try:
+            customer('zero')
+        except ArithmeticError as e:
+            out.append([type(e).__name__])
+        try:
+            customer('other')
+        except KeyError:
+            out.append('wrong')
+        except ToolError as e:
+            out.append(['ToolError', isinstance(e, RuntimeError), e.tool])
+        batch = parallel([(customer, {'cid': 'gone'}), (customer, {'cid': 'bad'})],
+                         return_exceptions=True)
+        out.append([isinstance(batch[0], KeyError), isinstance(batch[1], ValueError)])
+        out
+    """))
+    assert result.ok, result.error
+    assert result.value == [
+        ["KeyError", "'customer gone was deleted'", True, True],
+        ["ValueError", "malformed id 'bad'"],
+        ["ToolZeroDivisionError"],
+        ["ToolError", True, "customer"],
+        [True, True],
+    ]

@@ -21,8 +21,13 @@ Semantics reproduced here (the contract the sandbox must match):
 
   i.e. ``str(exc)`` as CPython renders it (a ``KeyError``'s message therefore
   keeps its quotes: ``"get_customer: KeyError: 'customer C013 was deleted'"``).
-  ``str(err) == err.message == err.args[0]``. The tool's own exception object
-  never reaches the script (the ToolError is raised ``from None``).
+  ``err.message == err.args[0]``. When ``exc`` is an instance of one of the
+  common builtin exception classes (``KeyError``, ``ValueError``,
+  ``LookupError``, ... see ``CATCHABLE``), ``err`` is also an instance of the
+  most specific of them (so ``except KeyError:`` catches it, as it would a
+  direct function call) and ``str(err) == str(exc)``; otherwise
+  ``str(err) == err.message``. The tool's own exception object never reaches
+  the script (the ToolError is raised ``from None``).
 
 * **``parallel``** is a builtin name with two call forms::
 
@@ -96,6 +101,34 @@ class ToolError(Exception):
         return self.message
 
 
+CATCHABLE: tuple[type[BaseException], ...] = (
+    KeyError, IndexError, LookupError, ZeroDivisionError, OverflowError, ArithmeticError,
+    FileNotFoundError, ConnectionError, OSError, NotImplementedError, RecursionError,
+    RuntimeError, AttributeError, TypeError, ValueError, AssertionError,
+)
+
+
+class _Raised(ToolError):
+    def __init__(self, message: str, original: str) -> None:
+        super().__init__(message)
+        self.original = original
+
+    def __str__(self) -> str:
+        return self.original
+
+
+_RAISED = {kind: type(f"Tool{kind.__name__}", (_Raised, kind), {}) for kind in CATCHABLE}
+
+
+def tool_error_for(tool_name: str, exc: BaseException) -> ToolError:
+    """The exception a script sees when ``tool_name`` raised ``exc``."""
+    message = tool_error_message(tool_name, exc)
+    for kind in type(exc).__mro__:
+        if kind in _RAISED:
+            return _RAISED[kind](message, str(exc))  # type: ignore[no-any-return]
+    return ToolError(message)
+
+
 class CorpusUsageError(BaseException):
     """A corpus script called a tool or ``parallel`` in a way the sandbox rejects."""
 
@@ -161,7 +194,7 @@ class _ToolStub:
         try:
             result = self.fn(**arguments)
         except Exception as exc:
-            raise ToolError(tool_error_message(self.name, exc)) from None
+            raise tool_error_for(self.name, exc) from None
         return _json_round_trip(result)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

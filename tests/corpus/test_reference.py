@@ -341,7 +341,11 @@ def test_print_capture_and_json_normalisation() -> None:
 def test_tool_error_message_format() -> None:
     src = "try:\n    get_customer('C013')\nexcept ToolError as e:\n    r = [e.message, str(e)]\nr"
     value, _ = run_script(src)
-    assert value == ["get_customer: KeyError: 'customer C013 was deleted'"] * 2
+    assert value == ["get_customer: KeyError: 'customer C013 was deleted'",
+                     "'customer C013 was deleted'"]
+    value, _ = run_script("try:\n    get_customer('C013')\nexcept KeyError as e:\n"
+                          "    r = [type(e).__name__, isinstance(e, ToolError)]\nr")
+    assert value == ["ToolKeyError", True]
     value, _ = run_script(
         "try:\n    get_weather('Paris', '2026-01-01')\nexcept Exception as e:\n    m = e.message\nm"
     )
@@ -379,7 +383,7 @@ except ToolError as e:
         "HR",
         ["ST002", "ST003"],
         True,
-        "get_store_info: KeyError: 'unknown store ST404'",
+        "'unknown store ST404'",
         "ST001",
         "get_store_info: KeyError: 'unknown store ST405'",
         [],
