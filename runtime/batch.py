@@ -5,9 +5,14 @@ session (a fresh sandbox) with the item bound to a variable (``item`` by
 default), ``concurrency`` items at a time. Each item yields one result
 record: the script's value, stdout and typed error, and its tool calls. One
 item failing never stops the batch. With ``out`` the records go to a JSONL
-file, with a checkpoint beside it so an interrupted batch resumes without
-re-running finished items (see :mod:`toolscript.runtime.batch_store` for the
-guarantees, and the at-least-once window of an item interrupted mid-run).
+file, with a checkpoint beside it, so an interrupted batch resumes without
+re-running finished items (:mod:`toolscript.runtime.batch_store` states the
+guarantees, and the at-least-once window of an item left running).
+
+Stopping: the first stop request (Ctrl-C, or SIGTERM from the command line,
+or :meth:`BatchStop.request`) takes no new items and lets the running ones
+finish and be recorded; a second one abandons the running items
+(:mod:`toolscript.runtime.batch_stop`).
 
 Example::
 
@@ -28,19 +33,26 @@ Items are distributed by an :class:`ItemExecutor`: :class:`LocalExecutor`
 from __future__ import annotations
 
 import concurrent.futures
-import json
-import math
 import os
+import signal
 import time
-from collections import Counter
-from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolscript.errors import ApprovalRequired, ConfigurationError, ToolscriptError
 
+from .batch_items import (
+    InvalidItem,
+    bind_source,
+    check_item_variable,
+    check_script_syntax,
+    read_jsonl_items,
+)
 from .batch_progress import Progress, make_progress
+from .batch_stop import BatchStop, stop_on_signals
 from .batch_store import BatchStore, item_sha
+from .batch_summary import BatchReport, BatchSummary
 from .limits import Limits
 from .results import RunResult
 
@@ -50,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INFRASTRUCTURE_ERRORS",
     "BatchReport",
+    "BatchStop",
     "BatchSummary",
     "InvalidItem",
     "ItemExecutor",
@@ -65,70 +78,12 @@ __all__ = [
 INFRASTRUCTURE_ERRORS = frozenset(
     {"infrastructure", "sandbox_crashed", "protocol_error", "worker_lost"}
 )
-"""Error types that say the item never really ran; after an interrupt such
-items are left unrecorded, so a resumed batch runs them again."""
+"""Error types that say the item's script may never have run (the machinery
+failed): a useful ``retry_failed`` selection (``--retry-failed
+infrastructure,sandbox_crashed,...``)."""
 
-
-# --- items -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class InvalidItem:
-    """An input line that is not JSON; it becomes an ``invalid_item`` result."""
-
-    line: int
-    text: str
-    reason: str
-
-
-def read_jsonl_items(path: str) -> tuple[Iterator[Any], int]:
-    """The items of a JSONL file (``-`` for standard input) and their count.
-
-    Blank lines are skipped; a line that is not JSON becomes an
-    :class:`InvalidItem` (reported per item, never stopping the batch).
-    """
-    import sys
-
-    if path == "-":
-        lines = sys.stdin.read().splitlines()
-    else:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
-
-    def items() -> Iterator[Any]:
-        for number, line in numbered:
-            try:
-                yield json.loads(line)
-            except ValueError as exc:
-                yield InvalidItem(number, line[:200], str(exc))
-
-    return items(), len(numbered)
-
-
-def _check_finite(value: Any) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{value!r} is not JSON data")
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            if not isinstance(key, str):
-                raise ValueError(f"object key {key!r} is not a string")
-            _check_finite(inner)
-    elif isinstance(value, (list, tuple)):
-        for inner in value:
-            _check_finite(inner)
-    elif not (value is None or isinstance(value, (str, int, float, bool))):
-        raise ValueError(f"{type(value).__name__} is not JSON data")
-
-
-def bind_source(item_var: str, item: Any) -> str:
-    """Python source that binds ``item`` (JSON data) to ``item_var``.
-
-    Raises:
-        ValueError: ``item`` is not JSON data (NaN, non-string keys, objects).
-    """
-    if not item_var.isidentifier():
-        raise ConfigurationError(f"item variable {item_var!r} is not a Python identifier")
-    _check_finite(item)
-    return f"{item_var} = {item!r}"
+POLL_S = 0.1
+"""How often the batch loop looks for a stop request while items run."""
 
 
 # --- one item ------------------------------------------------------------------------
@@ -199,9 +154,7 @@ def run_item(
             item,
             options,
             started,
-            error=_error(
-                "invalid_item", f"input line {item.line} is not JSON: {item.reason}", line=item.line
-            ),
+            error=_error("invalid_item", f"input line {item.line}: {item.reason}", line=item.line),
         )
     try:
         binding = bind_source(options.item_var, item)
@@ -294,16 +247,14 @@ class ItemExecutor(Protocol):
     """Runs items somewhere and hands back their records."""
 
     window: int
-    """How many items may be in flight at once."""
+    """How many items may be in flight at once (the batch never submits more, so a
+    stop request leaves at most this many items to finish)."""
 
     def submit(self, index: int, item: Any) -> Any:
         """Start one item; return a handle."""
 
     def wait(self, handles: Collection[Any], timeout: float) -> list[tuple[Any, dict[str, Any]]]:
         """The handles among ``handles`` that finished (within ``timeout``), with records."""
-
-    def cancel_pending(self) -> None:
-        """Drop items not started yet (after an interrupt)."""
 
     def close(self) -> None:
         """Release resources."""
@@ -350,100 +301,21 @@ class LocalExecutor:
             out.append((future, record))
         return out
 
-    def cancel_pending(self) -> None:
-        """Nothing is queued beyond the window, so there is nothing to drop."""
-
     def close(self) -> None:
-        """Let running items finish in the background; start nothing new."""
+        """Start nothing new; items still running (abandoned) finish in the background."""
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-# --- summary -------------------------------------------------------------------------
-@dataclass
-class BatchSummary:
-    """Counts of one batch run.
-
-    Attributes:
-        total: items in the input (None if unknown).
-        skipped: items finished by an earlier run (resume).
-        ok / failed: items finished by this run, by outcome.
-        errors_by_type: failed items per error type.
-        tool_calls / tool_call_errors: over this run's items.
-        elapsed_s: wall time of this run.
-        interrupted: the run was stopped before every item finished.
-    """
-
-    total: int | None = None
-    skipped: int = 0
-    ok: int = 0
-    failed: int = 0
-    errors_by_type: Counter[str] = field(default_factory=Counter)
-    tool_calls: int = 0
-    tool_call_errors: int = 0
-    elapsed_s: float = 0.0
-    interrupted: bool = False
-
-    @property
-    def finished(self) -> int:
-        """Items finished by this run."""
-        return self.ok + self.failed
-
-    def add(self, record: dict[str, Any]) -> None:
-        """Count one item's record."""
-        if record.get("ok"):
-            self.ok += 1
-        else:
-            self.failed += 1
-            error = record.get("error") or {}
-            self.errors_by_type[str(error.get("type", "error"))] += 1
-        self.tool_calls += int(record.get("tool_calls") or 0)
-        self.tool_call_errors += int(record.get("tool_call_errors") or 0)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {
-            "total": self.total,
-            "skipped": self.skipped,
-            "ok": self.ok,
-            "failed": self.failed,
-            "errors_by_type": dict(self.errors_by_type),
-            "tool_calls": self.tool_calls,
-            "tool_call_errors": self.tool_call_errors,
-            "elapsed_s": round(self.elapsed_s, 3),
-            "interrupted": self.interrupted,
-        }
-
-    def render(self) -> str:
-        """A short human-readable summary."""
-        rate = self.finished / self.elapsed_s if self.elapsed_s > 0 else 0.0
-        lines = [
-            f"{'interrupted' if self.interrupted else 'done'}: {self.finished} item(s) in "
-            f"{self.elapsed_s:.1f} s ({rate:.1f} items/s): {self.ok} ok, {self.failed} failed"
-            + (f", {self.skipped} already done before" if self.skipped else ""),
-            f"tool calls: {self.tool_calls} ({self.tool_call_errors} failed)",
-        ]
-        if self.errors_by_type:
-            lines.append(
-                "errors by type: "
-                + ", ".join(f"{name} {count}" for name, count in self.errors_by_type.most_common())
-            )
-        if self.total is not None:
-            remaining = self.total - self.skipped - self.finished
-            if remaining > 0:
-                lines.append(f"{remaining} item(s) not run yet: run again with --resume")
-        return "\n".join(lines)
-
-
-@dataclass
-class BatchReport:
-    """What :func:`run_batch` returns: the summary, and the records when no
-    ``out`` file was given (otherwise they are in the file)."""
-
-    summary: BatchSummary
-    results: list[dict[str, Any]] = field(default_factory=list)
-
-
 # --- the loop ------------------------------------------------------------------------
+def _retry_rule(retry_failed: bool | Collection[str]) -> Callable[[str], bool]:
+    if isinstance(retry_failed, bool):
+        return lambda error_type: retry_failed
+    if isinstance(retry_failed, str):
+        raise ConfigurationError("retry_failed takes True or a collection of error types")
+    types = frozenset(retry_failed)
+    return lambda error_type: error_type in types
+
+
 def run_batch(
     runtime: Runtime | None,
     script: str,
@@ -453,11 +325,14 @@ def run_batch(
     out: str | os.PathLike[str] | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     resume: bool = False,
+    retry_failed: bool | Collection[str] = False,
     options: ItemOptions | None = None,
     progress: str | bool | Progress | None = None,
     total: int | None = None,
     executor: ItemExecutor | None = None,
     durable: bool = True,
+    stop: BatchStop | None = None,
+    stop_signals: Collection[int] = (signal.SIGINT,),
 ) -> BatchReport:
     """Run ``script`` once per item; see the module docs.
 
@@ -468,22 +343,47 @@ def run_batch(
         concurrency: items in flight at once (local executor).
         out: JSONL results file; enables the checkpoint and resume.
         checkpoint: checkpoint file (default ``out`` + ``.checkpoint``).
-        resume: continue the batch recorded in ``out``/``checkpoint``.
+        resume: continue the batch recorded in ``out``/``checkpoint``: finished
+            items are skipped, items left running (in doubt) run again.
+        retry_failed: also run again items whose recorded result is an error:
+            ``True`` for every error type, or a collection of error types.
+            Implies ``resume``.
         options: how items are bound and recorded (:class:`ItemOptions`).
         progress: ``"auto"``, ``"rich"``, ``"plain"``, ``None`` or a Progress.
         total: the number of items, for progress (default ``len(items)`` if known).
         executor: where items run (default: a :class:`LocalExecutor`).
-        durable: fsync every line (keep on outside of tests).
+        durable: fsync every result line (keep on outside of tests).
+        stop: a :class:`BatchStop` another thread (or a signal handler) may request.
+        stop_signals: signals that request a stop while the batch runs (when
+            called from the main thread); ``()`` installs no handler.
+
+    A stop request (``stop``, or one of ``stop_signals``) ends the batch
+    gracefully: no new items start, running items finish and are recorded,
+    and the report says ``interrupted``. A second request abandons the
+    running items: the call returns at once and ``summary.abandoned`` names
+    them (they keep running in the background until they end; a resumed
+    batch runs them again).
 
     Raises:
         ConfigurationError: ``out`` exists without ``resume``, the checkpoint
-            belongs to another script or other inputs, or bad options.
-        KeyboardInterrupt: on a second interrupt (the first one stops
-            scheduling and lets running items finish, then returns).
+            belongs to another script or other inputs, the script is not
+            Python, the item variable cannot be assigned, or bad options.
     """
     options = options or ItemOptions()
-    if checkpoint is not None and out is None:
-        raise ConfigurationError("a checkpoint needs an out file for the results")
+    try:
+        check_item_variable(options.item_var)
+        check_script_syntax(script)
+        retry = _retry_rule(retry_failed)
+        if out is None and (checkpoint is not None or retry_failed):
+            raise ConfigurationError(
+                "a checkpoint and retry_failed need an out file for the results"
+            )
+    except ConfigurationError:
+        if executor is not None:
+            executor.close()  # it was handed over to run this batch
+        raise
+    if retry_failed:
+        resume = True
     if executor is None:
         if runtime is None:
             raise ConfigurationError("run_batch needs a runtime or an executor")
@@ -495,70 +395,145 @@ def run_batch(
         if out is not None
         else None
     )
+    stop = stop or BatchStop()
     summary = BatchSummary(total=total)
     report = BatchReport(summary)
     shown = make_progress(progress)
     started = time.perf_counter()
-    try:
-        done = store.open() if store is not None else {}
-        shown.start(total, len(done))
-        _drive(executor, iter(enumerate(items)), store, summary, report, shown)
-    finally:
-        summary.elapsed_s = time.perf_counter() - started
-        shown.close()
-        executor.close()
-        if store is not None:
-            store.close()
+    complete = False
+    with stop_on_signals(stop, stop_signals):
+        try:
+            if store is not None:
+                store.open()
+                _announce_resume(store, retry, shown, total)
+            else:
+                shown.start(total, 0)
+            complete = _Loop(executor, store, summary, report, shown, stop, retry).run(
+                iter(enumerate(items))
+            )
+        finally:
+            summary.elapsed_s = time.perf_counter() - started
+            shown.close()
+            executor.close()
+            if store is not None:
+                store.close(compact=complete)
     return report
 
 
-def _drive(
-    executor: ItemExecutor,
-    source: Iterator[tuple[int, Any]],
-    store: BatchStore | None,
-    summary: BatchSummary,
-    report: BatchReport,
-    shown: Progress,
+def _announce_resume(
+    store: BatchStore, retry: Callable[[str], bool], shown: Progress, total: int | None
 ) -> None:
-    pending: dict[Any, tuple[int, str]] = {}
-    stopping = False
+    retried = sum(1 for error_type in store.failed.values() if retry(error_type))
+    shown.start(total, len(store.done) - retried)
+    if store.in_doubt:
+        shown.message(
+            f"{len(store.in_doubt)} item(s) started in an earlier run and were never recorded; "
+            "they run again (a write tool they had called may run twice)"
+        )
 
-    def refill() -> None:
-        while not stopping and len(pending) < executor.window:
+
+class _Loop:
+    """Keeps ``executor.window`` items in flight and records each as it finishes."""
+
+    def __init__(
+        self,
+        executor: ItemExecutor,
+        store: BatchStore | None,
+        summary: BatchSummary,
+        report: BatchReport,
+        shown: Progress,
+        stop: BatchStop,
+        retry: Callable[[str], bool],
+    ) -> None:
+        self.executor = executor
+        self.store = store
+        self.summary = summary
+        self.report = report
+        self.shown = shown
+        self.stop = stop
+        self.retry = retry
+        self.in_doubt = frozenset(store.in_doubt) if store is not None else frozenset()
+        self.pending: dict[Any, tuple[int, str]] = {}
+        self.exhausted = False
+        self.announced = False
+        self.source_error: Exception | None = None
+
+    def run(self, source: Iterator[tuple[int, Any]]) -> bool:
+        """Run the items of ``source``; True when every one of them finished.
+
+        An exception from ``source`` itself (a caller's generator) stops the
+        intake; the running items still finish and are recorded, then it is
+        raised.
+        """
+        self.refill(source)
+        while self.pending and not self.stop.abandoning:
+            self.note_stop()
+            for handle, record in self.executor.wait(list(self.pending), timeout=POLL_S):
+                self.finish(handle, record)
+            self.refill(source)
+        if self.pending:
+            # Abandoning: record what has finished by now; the rest stay unrecorded.
+            for handle, record in self.executor.wait(list(self.pending), timeout=0):
+                self.finish(handle, record)
+            self.summary.abandoned = sorted(index for index, _ in self.pending.values())
+        if self.source_error is not None:
+            self.summary.interrupted = True
+            raise self.source_error
+        if self.stop.stopping and not self.exhausted:
+            self.exhausted = next(source, None) is None
+        if self.stop.stopping and (not self.exhausted or self.summary.abandoned):
+            self.note_stop()
+            self.summary.interrupted = True
+            self.summary.stop_reason = self.stop.reason
+        return self.exhausted and not self.summary.abandoned
+
+    def refill(self, source: Iterator[tuple[int, Any]]) -> None:
+        """Submit items until the window is full (none once a stop was asked for)."""
+        store, summary = self.store, self.summary
+        while (not self.stop.stopping and self.source_error is None
+               and len(self.pending) < self.executor.window):
             try:
                 index, item = next(source)
             except StopIteration:
+                self.exhausted = True
+                return
+            except Exception as exc:
+                self.source_error = exc
                 return
             sha = item_sha(item if not isinstance(item, InvalidItem) else item.text)
-            if store is not None and store.is_done(index, sha):
-                summary.skipped += 1
-                continue
-            pending[executor.submit(index, item)] = (index, sha)
-
-    refill()
-    while pending:
-        try:
-            finished = executor.wait(list(pending), timeout=0.5)
-        except KeyboardInterrupt:
-            if stopping:
-                raise
-            stopping = summary.interrupted = True
-            executor.cancel_pending()
-            shown.message(
-                f"stopping: waiting for {len(pending)} running item(s) to finish "
-                "(interrupt again to abandon them; they run again on resume)"
-            )
-            continue
-        for handle, record in finished:
-            index, sha = pending.pop(handle)
-            record["index"] = index
-            error_type = (record.get("error") or {}).get("type")
-            if stopping and error_type in INFRASTRUCTURE_ERRORS:
-                continue  # never really ran: leave it to the resumed batch
             if store is not None:
-                store.record(record, sha)
-            else:
-                report.results.append(record)
-            summary.add(record)
-            shown.update(record)
-        refill()
+                if store.is_done(index, sha):
+                    error_type = store.failed.get(index)
+                    if error_type is None or not self.retry(error_type):
+                        summary.skipped += 1
+                        summary.failed_before += error_type is not None
+                        continue
+                    summary.retried += 1
+                if index in self.in_doubt:
+                    summary.rerun_in_doubt.append(index)
+                store.started(index, sha)
+            self.pending[self.executor.submit(index, item)] = (index, sha)
+
+    def note_stop(self) -> None:
+        """Say once that a stop was asked for (progress, and the checkpoint)."""
+        if not self.stop.stopping or self.announced:
+            return
+        self.announced = True
+        if self.store is not None:
+            self.store.stopping(self.stop.reason or "stop requested")
+        self.shown.message(
+            f"stopping ({self.stop.reason}): no new items; waiting for {len(self.pending)} "
+            "running item(s) to finish (interrupt again to abandon them; they would run "
+            "again on resume)"
+        )
+
+    def finish(self, handle: Any, record: dict[str, Any]) -> None:
+        """Record one finished item."""
+        index, sha = self.pending.pop(handle)
+        record["index"] = index
+        if self.store is not None:
+            self.store.record(record, sha)
+        else:
+            self.report.results.append(record)
+        self.summary.add(record)
+        self.shown.update(record)

@@ -3,10 +3,17 @@
 ::
 
     toolscript batch report.py --inputs stores.jsonl --tools examples/store_tools.py \\
-        --concurrency 4 --out results.jsonl [--resume] [--cluster tcp://HOST:8786]
+        --concurrency 4 --out results.jsonl [--resume] [--retry-failed] \\
+        [--cluster tcp://HOST:8786]
 
-Exit status: 0 when every item succeeded, 1 when some failed, 2 on a usage or
-configuration error, 130 when interrupted (run again with ``--resume``).
+Exit status: 0 when every item of the batch has a successful result, 1 when
+some have an error (in this run, or left from an earlier one), 2 on a usage
+or configuration error (nothing ran), 130 when interrupted (run again with
+``--resume``).
+
+The first Ctrl-C or SIGTERM stops taking new items and waits for the running
+ones to finish and be recorded; a second one abandons them and exits at once
+(they run again on ``--resume``).
 
 The Runtime is built like every command's (:func:`~toolscript.runtime.cli.build_runtime`):
 the whole profile in force, with the options over it. With ``--cluster`` the
@@ -26,7 +33,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .batch import ItemOptions, RuntimeSpec, read_jsonl_items, run_batch
+from .batch import BatchReport, ItemOptions, RuntimeSpec, run_batch
+from .batch_items import check_item_variable, check_script_syntax, scan_jsonl
+from .batch_stop import BatchStop
 
 __all__ = ["add_batch_command", "cmd_batch", "runtime_spec_from_args"]
 
@@ -70,7 +79,24 @@ def add_batch_command(subparsers: Any) -> None:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="continue an interrupted batch: items already in OUT are skipped",
+        help="continue an interrupted batch: items finished in OUT are skipped, items "
+        "that never finished run",
+    )
+    parser.add_argument(
+        "--retry-failed",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="TYPE,...",
+        help="with --resume (implied): also run again the items whose result is an error, "
+        "or only those with these error types (e.g. infrastructure,worker_lost)",
+    )
+    parser.add_argument(
+        "--on-bad-line",
+        default="report",
+        choices=["report", "record"],
+        help="an input line that is not an item: report every such line by number and run "
+        "nothing (default), or record each as an invalid_item result and run the rest",
     )
     parser.add_argument(
         "--item-var",
@@ -149,12 +175,17 @@ def _is_set(key: str, value: Any) -> bool:
     return value is not None and (key == "modules" or bool(value))
 
 
-class _Terminate(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C."""
+def _retry_failed(value: str | None) -> bool | frozenset[str]:
+    if value is None:
+        return False
+    if value == "all":
+        return True
+    types = frozenset(t.strip() for t in value.split(",") if t.strip())
+    if not types:
+        from toolscript.errors import ConfigurationError
 
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Terminate()
+        raise ConfigurationError("--retry-failed takes error types separated by commas")
+    return types
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
@@ -164,63 +195,85 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from .cli import build_runtime
 
     script = Path(args.script).read_text("utf-8")
-    if args.resume and not args.out:
-        raise ConfigurationError("--resume needs --out (the results file to continue)")
+    retry = _retry_failed(args.retry_failed)
+    if (args.resume or retry) and not args.out:
+        raise ConfigurationError("--resume and --retry-failed need --out (the results file "
+                                 "to continue)")
     if args.approve == "ask":
         raise ConfigurationError("batch jobs cannot ask at the terminal for each call: use "
                                  "--approve allow, deny or default")
+    check_item_variable(args.item_var)
+    check_script_syntax(script, args.script)
     spec = runtime_spec_from_args(args) if args.cluster else None
-    items, total = read_jsonl_items(args.inputs)
+    inputs = scan_jsonl(args.inputs)
+    if args.on_bad_line == "report":
+        inputs.refuse_bad_lines()
     options = ItemOptions(
         item_var=args.item_var, include_item=not args.no_items, full_tool_calls=args.full_tool_calls
     )
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    stop = BatchStop()
     runtime = None
     try:
         if args.cluster:
-            import importlib.util
-
-            if importlib.util.find_spec("distributed") is None:
-                raise ConfigurationError("--cluster needs Dask: pip install 'toolscript[dask]'")
-            from .distributed import DaskExecutor
-
-            assert spec is not None
-            executor: Any = DaskExecutor(
-                args.cluster, spec, script, options, concurrency=args.concurrency
-            )
+            executor: Any = _dask_executor(args, spec, script, options)
         else:
             runtime = build_runtime(args)
             executor = None
+        # Until here a Ctrl-C simply ends the command (nothing runs yet); from here
+        # run_batch turns SIGINT and SIGTERM into stop requests.
         report = run_batch(
             runtime,
             script,
-            items,
+            inputs.items(),
             concurrency=args.concurrency,
             out=args.out,
             checkpoint=args.checkpoint,
             resume=args.resume,
+            retry_failed=retry,
             options=options,
             progress=args.progress,
-            total=total,
+            total=inputs.total,
             executor=executor,
+            stop=stop,
+            stop_signals=(signal.SIGINT, signal.SIGTERM),
         )
-    except KeyboardInterrupt:
-        # A second interrupt: running items are abandoned (they run again on resume).
+    finally:
+        if runtime is not None and not stop.abandoning:
+            runtime.close()
+    _report(args, report)
+    summary = report.summary
+    if summary.abandoned or stop.abandoning:
+        # Running items are abandoned: exit now rather than wait for their threads.
         sys.stderr.write("toolscript: batch abandoned; run again with --resume\n")
         sys.stderr.flush()
         os._exit(EXIT_INTERRUPTED)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if runtime is not None:
-            runtime.close()
+    if summary.interrupted:
+        return EXIT_INTERRUPTED
+    return 0 if summary.all_ok else 1
+
+
+def _dask_executor(args: argparse.Namespace, spec: RuntimeSpec | None, script: str,
+                   options: ItemOptions) -> Any:
+    import importlib.util
+
+    from toolscript.errors import ConfigurationError
+
+    if importlib.util.find_spec("distributed") is None:
+        raise ConfigurationError("--cluster needs Dask: pip install 'toolscript[dask]'")
+    from .distributed import DaskExecutor
+
+    assert spec is not None
+    return DaskExecutor(args.cluster, spec, script, options, concurrency=args.concurrency)
+
+
+def _report(args: argparse.Namespace, report: BatchReport) -> None:
+    """Results (without --out) to standard output; the summary to standard error."""
     if args.out is None:
         for record in report.results:
             sys.stdout.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         sys.stdout.flush()
     summary = report.summary
     sys.stderr.write(summary.render() + "\n")
+    sys.stderr.flush()
     if args.summary_json:
         Path(args.summary_json).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
-    if summary.interrupted:
-        return EXIT_INTERRUPTED
-    return 0 if summary.failed == 0 else 1

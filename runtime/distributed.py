@@ -14,6 +14,19 @@ the same absolute paths), plus whatever the backend needs (a Docker engine
 for ``--backend docker``; see docs/scaling.md). A worker runs as many items
 at once as it has threads (``dask worker --nthreads N``).
 
+Before the first item, every worker connected at that moment builds its
+Runtime once (a probe task per worker): a tool module missing on a worker, or
+a backend it cannot start, refuses the batch with the worker's address and
+the error instead of failing every item. A worker that joins later and cannot
+build its Runtime fails its items with ``infrastructure`` errors, which
+``--retry-failed`` runs again once the worker is fixed.
+
+Stopping: a graceful stop (the first Ctrl-C) waits for every item already
+handed to the cluster (at most the window) and records it. Abandoning (the
+second) cancels them; Dask cannot interrupt a task that already runs, so
+such an item may still finish its write tools on the worker with nobody
+recording it, and it runs again on resume.
+
 At-least-once: if a worker dies while running an item, Dask runs the task
 again elsewhere, so that item's write tools may run twice, just like an item
 interrupted by a crash of the client (see :mod:`~toolscript.runtime.batch_store`).
@@ -27,12 +40,14 @@ import uuid
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from toolscript.errors import ConfigurationError
+
 from .batch import ItemOptions, RuntimeSpec, run_item
 
 if TYPE_CHECKING:
     from .runtime import Runtime
 
-__all__ = ["DaskExecutor", "run_item_on_worker"]
+__all__ = ["DaskExecutor", "probe_worker", "run_item_on_worker"]
 
 _RUNTIMES: dict[RuntimeSpec, Runtime] = {}
 _RUNTIMES_LOCK = threading.Lock()
@@ -55,6 +70,16 @@ def _close_runtimes() -> None:
         _RUNTIMES.clear()
     for runtime in runtimes:
         runtime.close()
+
+
+def probe_worker(spec: RuntimeSpec) -> str | None:
+    """The Dask task that checks one worker: build its Runtime for ``spec`` (kept
+    for the items); return why it cannot, or None."""
+    try:
+        _runtime_for(spec)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def run_item_on_worker(
@@ -99,6 +124,11 @@ class DaskExecutor:
         options: how items are bound and recorded.
         concurrency: items in flight per worker (the window is this times the
             number of workers when the batch starts).
+        probe: first have every connected worker build its Runtime, and refuse
+            the batch if one cannot.
+
+    Raises:
+        ConfigurationError: a worker cannot build its Runtime (the probe).
     """
 
     def __init__(
@@ -109,6 +139,7 @@ class DaskExecutor:
         options: ItemOptions,
         *,
         concurrency: int = 4,
+        probe: bool = True,
     ) -> None:
         from distributed import Client
 
@@ -123,6 +154,40 @@ class DaskExecutor:
         self.window = max(1, concurrency) * workers
         self._batch = uuid.uuid4().hex[:8]
         self._pending: set[Any] = set()
+        if probe:
+            try:
+                self._probe(list(self.client.scheduler_info().get("workers", {})))
+            except BaseException:
+                self.close()
+                raise
+
+    def _probe(self, workers: list[str]) -> None:
+        """Build the Runtime on each of ``workers``; refuse the batch if one cannot."""
+        futures = {
+            address: self.client.submit(
+                probe_worker,
+                self.spec,
+                key=f"toolscript-{self._batch}-probe-{n}",
+                workers=[address],
+                allow_other_workers=False,
+                pure=False,
+            )
+            for n, address in enumerate(workers)
+        }
+        problems = []
+        for address, future in futures.items():
+            try:
+                problem = future.result()
+            except Exception as exc:
+                problem = f"the probe task failed: {type(exc).__name__}: {exc}"
+            if problem is not None:
+                problems.append(f"{address}: {problem}")
+        if problems:
+            raise ConfigurationError(
+                f"{len(problems)} of {len(workers)} Dask worker(s) cannot build the batch's "
+                f"runtime, so no item was run: {'; '.join(problems)} (install the tools and "
+                "toolscript on every worker, or pass tool files at paths the workers have)"
+            )
 
     def submit(self, index: int, item: Any) -> Any:
         """Send one item to the cluster."""
@@ -175,11 +240,9 @@ class DaskExecutor:
                 )
         return out
 
-    def cancel_pending(self) -> None:
-        """Nothing is queued beyond the window; running tasks finish."""
-
     def close(self) -> None:
-        """Cancel unfinished tasks; close the client if this executor opened it."""
+        """Cancel unfinished tasks (after an abandon); close the client if this
+        executor opened it."""
         if self._pending:
             self.client.cancel(list(self._pending))
             self._pending.clear()

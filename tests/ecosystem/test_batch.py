@@ -73,7 +73,7 @@ def test_item_variable_and_record_options():
     assert record["value"] == 4 and record["stdout"] == "2\n"
     assert "item" not in record
     assert record["calls"][0]["name"] == "slow_square"
-    assert record["calls"][0]["args"] == {"n": 2}
+    assert record["calls"][0]["args"] == {"n": 2, "delay_s": 0.0}  # final arguments
 
 
 def test_non_json_items_fail_alone(tmp_path):
@@ -88,12 +88,11 @@ def test_non_json_items_fail_alone(tmp_path):
     assert by_index[1]["error"]["type"] == "invalid_item"
     assert "line 2" in by_index[1]["error"]["message"]
     with Runtime(TOOLS, backend="inprocess") as rt:
-        report = run_batch(rt, "item", [float("nan"), {1: 2}, [1, "a"]])
-    assert [r["ok"] for r in sorted(report.results, key=lambda r: r["index"])] == [
-        False,
-        False,
-        True,
-    ]
+        report = run_batch(rt, "item", [float("nan"), {1, 2}, [1, "a"], {1: 2}, (3,)])
+    results = sorted(report.results, key=lambda r: r["index"])
+    assert [r["ok"] for r in results] == [False, False, True, True, True]
+    assert results[0]["error"]["type"] == results[1]["error"]["type"] == "invalid_item"
+    assert [r["value"] for r in results[2:]] == [[1, "a"], {"1": 2}, [3]]  # as JSON would
 
 
 def test_checkpoint_resume_skips_finished_items(tmp_path, monkeypatch):
@@ -233,7 +232,7 @@ def test_interrupted_cli_batch_resumes_without_rerunning_finished_items(tmp_path
         assert code == -signal.SIGKILL
 
     resumed = subprocess.run(
-        _cli(tmp_path, "--resume"),
+        _cli(tmp_path, "--resume", "--summary-json", str(tmp_path / "summary.json")),
         env=env,
         cwd=tmp_path,
         capture_output=True,
@@ -250,8 +249,12 @@ def test_interrupted_cli_batch_resumes_without_rerunning_finished_items(tmp_path
     assert all(writes[str(i)] == 1 for i in finished_first)
     # Only items running at the moment of a SIGKILL may have written twice.
     assert set(writes) == {str(n) for n in range(N_ITEMS)}
-    repeated = [k for k, n in writes.items() if n > 1]
+    repeated = {int(k) for k, n in writes.items() if n > 1}
     assert len(repeated) <= (2 if sig == signal.SIGKILL else 0)
+    # ... and the resumed run names every item it ran again for that reason.
+    in_doubt = json.loads((tmp_path / "summary.json").read_text())["rerun_in_doubt"]
+    assert repeated <= set(in_doubt) <= set(range(N_ITEMS)) - finished_first
+    assert {r["index"] for r in records if r.get("attempt") == 2} == set(in_doubt)
 
 
 def test_rich_progress_renders_rate_and_errors():
