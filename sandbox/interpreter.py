@@ -18,6 +18,12 @@ from typing import Any
 from . import audithook, watchdog
 from .builtins import make_builtins
 from .codec import NotJSONData, json_size, to_json_data
+from .defaults import (
+    DEFAULT_MAX_OUTPUT_CHARS,
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_WALL_TIME_S,
+    RUN_LIMIT_DEFAULTS,
+)
 from .guards import AbortState, Guards, SandboxAbort
 from .modules import DEFAULT_MODULES, ModuleTable
 from .policy import PolicyViolation, SyntaxProblem, compile_script
@@ -30,19 +36,19 @@ _GUARD_NAMES = frozenset({"__builtins__", "__name__", "_getattr_", "_write_", "_
 
 @dataclass(frozen=True)
 class RunLimits:
-    """Per-run limits enforced inside the sandbox."""
+    """Per-run limits enforced inside the sandbox (defaults: :mod:`.defaults`,
+    the table the host's ``Limits`` uses too)."""
 
-    wall_s: float | None = 30.0
-    cpu_s: float | None = None
-    max_output_chars: int = 1_000_000
-    max_result_bytes: int = 10_000_000
+    wall_s: float | None = DEFAULT_WALL_TIME_S
+    cpu_s: float | None = DEFAULT_WALL_TIME_S
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
 
     @classmethod
     def from_message(cls, data: dict[str, Any] | None) -> RunLimits:
         """Read limits from a protocol message (missing keys keep defaults)."""
         data = data or {}
-        fields = {k: data[k] for k in ("wall_s", "cpu_s", "max_output_chars",
-                                       "max_result_bytes") if k in data}
+        fields = {k: data[k] for k in RUN_LIMIT_DEFAULTS if k in data}
         return cls(**fields)
 
 
@@ -53,7 +59,7 @@ class OutputBuffer:
         self._abort = abort
         self.parts: list[str] = []
         self.size = 0
-        self.limit = 1_000_000
+        self.limit = DEFAULT_MAX_OUTPUT_CHARS
         self.truncated = False
 
     def reset(self, limit: int) -> None:

@@ -23,7 +23,9 @@ from .definition import MISSING, Param, Tool, check_tool_name
 from .lint import Finding, lint_tools
 from .loader import load_tools
 from .markers import IdempotencyKey, Inject, Injected
+from .options import ToolOptions
 from .registry import ToolRegistry
+from .resilience import ToolRetry, resilient
 from .schema import schema_for_type
 from .stubs import render_stub, render_stubs
 from .twophase import TwoPhase, two_phase
@@ -40,7 +42,9 @@ __all__ = [
     "Param",
     "Problem",
     "Tool",
+    "ToolOptions",
     "ToolRegistry",
+    "ToolRetry",
     "TwoPhase",
     "check_tool_name",
     "json_default",
@@ -48,6 +52,7 @@ __all__ = [
     "load_tools",
     "render_stub",
     "render_stubs",
+    "resilient",
     "schema_for_type",
     "to_jsonable",
     "tool",

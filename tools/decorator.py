@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, overload
+from collections.abc import Callable
+from typing import Any, Unpack, overload
 
-from .definition import IdempotencyScope, Tool
+from .definition import Tool
+from .options import ToolOptionArgs, ToolOptions
 
 __all__ = ["tool"]
 
@@ -16,16 +17,7 @@ def tool(func: Callable[..., Any], /) -> Tool: ...
 
 @overload
 def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    read_only: bool = False,
-    requires_approval: bool = False,
-    timeout_s: float | None = None,
-    allowed_callers: Iterable[str] | None = None,
-    examples: Sequence[Mapping[str, Any]] | None = None,
-    inject: Mapping[str, str] | Iterable[str] | None = None,
-    idempotent: bool | IdempotencyScope = False,
+    *, options: ToolOptions | None = None, **kwargs: Unpack[ToolOptionArgs]
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -33,15 +25,8 @@ def tool(
     func: Callable[..., Any] | None = None,
     /,
     *,
-    name: str | None = None,
-    description: str | None = None,
-    read_only: bool = False,
-    requires_approval: bool = False,
-    timeout_s: float | None = None,
-    allowed_callers: Iterable[str] | None = None,
-    examples: Sequence[Mapping[str, Any]] | None = None,
-    inject: Mapping[str, str] | Iterable[str] | None = None,
-    idempotent: bool | IdempotencyScope = False,
+    options: ToolOptions | None = None,
+    **kwargs: Unpack[ToolOptionArgs],
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a :class:`Tool`; usable bare or with options.
 
@@ -57,19 +42,12 @@ def tool(
 
     Args:
         func: the function (when used bare as ``@tool``).
-        name: the tool name (default: the function's name).
-        description: overrides the docstring-derived description.
-        read_only: the tool has no side effects (may run in parallel).
-        requires_approval: each call must be approved by the host's hook.
-        timeout_s: per-call timeout in seconds.
-        allowed_callers: who may call it: ``"script"`` (scripts),
-            ``"direct"`` (the model, as a classic function call); default both.
-        examples: example argument dicts, validated against the schema now,
-            shown in stubs and sent to dialects that accept examples.
-        inject: parameters filled by the host from the run's context
-            (names, or ``{param: context_key}``); like ``Injected[T]``.
-        idempotent: ``True`` (per run), ``"session"`` or ``"global"``: repeats
-            of a call in that scope return the first result instead of acting.
+        options: a ready :class:`~toolscript.tools.options.ToolOptions`.
+        **kwargs: the options as keyword arguments (they override ``options``):
+            ``name``, ``description``, ``read_only``, ``requires_approval``,
+            ``timeout_s``, ``allowed_callers``, ``examples``, ``inject``,
+            ``idempotent``; each is described on
+            :class:`~toolscript.tools.options.ToolOptions`.
 
     Raises:
         ToolDefinitionError: bad name or options.
@@ -77,18 +55,7 @@ def tool(
     """
 
     def decorate(f: Callable[..., Any]) -> Tool:
-        return Tool.from_function(
-            f,
-            name=name,
-            description=description,
-            read_only=read_only,
-            requires_approval=requires_approval,
-            timeout_s=timeout_s,
-            allowed_callers=allowed_callers,
-            examples=examples,
-            inject=inject,
-            idempotent=idempotent,
-        )
+        return Tool.from_function(f, options=options, **kwargs)
 
     if func is not None:
         return decorate(func)

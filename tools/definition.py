@@ -10,13 +10,14 @@ function it wraps.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import keyword
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from toolscript.errors import ConfigurationError, SchemaError, ToolDefinitionError
 
@@ -27,6 +28,13 @@ from .dependencies import warn_dependencies
 from .docstrings import parse_docstring
 from .finite import has_non_finite
 from .markers import IdempotencyKeyMarker, Inject, find_marker
+from .options import (
+    IDEMPOTENCY_SCOPES,
+    IdempotencyScope,
+    ToolFlagArgs,
+    ToolOptionArgs,
+    ToolOptions,
+)
 from .schema import (
     MISSING,
     SchemaBuilder,
@@ -50,12 +58,11 @@ __all__ = [
     "Param",
     "ParamKind",
     "Tool",
+    "ToolOptions",
     "check_tool_name",
 ]
 
 ParamKind = Literal["positional_or_keyword", "keyword_only"]
-IdempotencyScope = Literal["run", "session", "global"]
-IDEMPOTENCY_SCOPES: tuple[str, ...] = ("run", "session", "global")
 IDEMPOTENCY_PARAM = "idempotency_key"
 """The optional argument through which a script supplies its own idempotency key."""
 _IDEMPOTENCY_SCHEMA: dict[str, Any] = {
@@ -192,6 +199,8 @@ class Tool:
             stubs and sent as ``input_examples`` where a dialect supports them.
         host_needs: injected parameters, idempotency and two-phase roles, or
             None for a plain tool.
+        options: the :class:`ToolOptions` the tool was declared with (its
+            ``name`` filled in).
     """
 
     name: str
@@ -208,6 +217,7 @@ class Tool:
     allowed_callers: frozenset[str]
     examples: tuple[dict[str, Any], ...]
     host_needs: HostNeeds | None
+    options: ToolOptions
     _model_params: frozenset[str] = frozenset()
     _fill_cache: tuple[tuple[str, Any, bool], ...] | None = None
 
@@ -215,17 +225,16 @@ class Tool:
         self,
         func: Callable[..., Any],
         *,
-        name: str | None = None,
-        description: str | None = None,
-        read_only: bool = False,
-        requires_approval: bool = False,
-        timeout_s: float | None = None,
-        allowed_callers: Iterable[str] | None = None,
-        examples: Sequence[Mapping[str, Any]] | None = None,
-        inject: Mapping[str, str] | Iterable[str] | None = None,
-        idempotent: bool | IdempotencyScope = False,
+        options: ToolOptions | None = None,
+        **kwargs: Unpack[ToolOptionArgs],
     ) -> None:
-        """Build a tool from ``func``; see :meth:`from_function`."""
+        """Build a tool from ``func``; see :meth:`from_function`.
+
+        The options are keyword arguments (see :class:`ToolOptions`), or a ready
+        ``options=`` that the keyword arguments, if any, override.
+        """
+        opts = _merge_options(options, kwargs)
+        name = opts.name
         if isinstance(func, Tool):
             func = func.func
         if not callable(func):
@@ -239,22 +248,28 @@ class Tool:
             if not isinstance(name, str) or name == "<lambda>":
                 raise ToolDefinitionError(f"cannot derive a tool name from {func!r}; pass name=...")
         self.name = check_tool_name(name)
+        self.options = opts.replace(name=self.name)
         self.func = func
-        self.read_only = bool(read_only)
-        self.requires_approval = bool(requires_approval)
-        self.timeout_s = _check_timeout(self.name, timeout_s)
-        self.allowed_callers = _check_callers(self.name, allowed_callers)
-        self._inject_option = _check_inject(self.name, inject)
-        self._idempotency = _check_idempotent(self.name, idempotent)
+        self.read_only = bool(opts.read_only)
+        self.requires_approval = bool(opts.requires_approval)
+        self.timeout_s = _check_timeout(self.name, opts.timeout_s)
+        self.allowed_callers = _check_callers(self.name, opts.allowed_callers)
+        self._inject_option = _check_inject(self.name, opts.inject)
+        self._idempotency = _check_idempotent(self.name, opts.idempotent)
         self.host_needs = None
 
         doc = parse_docstring(inspect.getdoc(func))
+        description = opts.description
         self.description = (description if description is not None else doc.description).strip()
         self.returns_description = doc.returns
 
         self._build_params(doc.params)
         self._fast = self._validator.fast if self._validator.post_check is None else None
-        self.examples = self._check_examples(examples)
+        self.examples = self._check_examples(opts.examples)
+        self.options = self.options.replace(
+            timeout_s=self.timeout_s, allowed_callers=self.allowed_callers,
+            examples=self.examples or None,
+        )
 
         # functools.update_wrapper-like metadata, so the Tool looks like its function.
         self.__name__ = self.name
@@ -272,15 +287,8 @@ class Tool:
         cls,
         func: Callable[..., Any],
         *,
-        name: str | None = None,
-        description: str | None = None,
-        read_only: bool = False,
-        requires_approval: bool = False,
-        timeout_s: float | None = None,
-        allowed_callers: Iterable[str] | None = None,
-        examples: Sequence[Mapping[str, Any]] | None = None,
-        inject: Mapping[str, str] | Iterable[str] | None = None,
-        idempotent: bool | IdempotencyScope = False,
+        options: ToolOptions | None = None,
+        **kwargs: Unpack[ToolOptionArgs],
     ) -> Tool:
         """Build a tool from a plain function.
 
@@ -300,6 +308,7 @@ class Tool:
             idempotent: ``True``/``"run"``, ``"session"`` or ``"global"``: calls
                 with the same arguments (or the same ``idempotency_key``) in that
                 scope run once; repeats return the first result.
+            options: a ready :class:`ToolOptions` (keyword arguments override it).
 
         Raises:
             ToolDefinitionError: bad name, timeout, or unsupported function.
@@ -307,18 +316,7 @@ class Tool:
         """
         if isinstance(func, Tool):
             func = func.func
-        return cls(
-            func,
-            name=name,
-            description=description,
-            read_only=read_only,
-            requires_approval=requires_approval,
-            timeout_s=timeout_s,
-            allowed_callers=allowed_callers,
-            examples=examples,
-            inject=inject,
-            idempotent=idempotent,
-        )
+        return cls(func, options=_merge_options(options, kwargs))
 
     # -- construction helpers -----------------------------------------------------
 
@@ -331,22 +329,40 @@ class Tool:
         description: str,
         input_schema: Mapping[str, Any],
         output_schema: Mapping[str, Any] | None = None,
-        read_only: bool = False,
-        requires_approval: bool = False,
-        timeout_s: float | None = None,
+        **options: Unpack[ToolFlagArgs],
     ) -> Tool:
         """A tool from a ready JSON Schema instead of a signature (MCP, OpenAPI, ...).
 
         ``func`` is called with the validated arguments as keyword arguments
         under their original names; see :class:`~toolscript.tools.schematool.SchemaTool`.
+        The other options (``read_only``, ``requires_approval``, ``timeout_s``,
+        ``allowed_callers``, ``examples``) are those of :class:`ToolOptions`.
         """
         from .schematool import SchemaTool
 
         return SchemaTool(
             func, name=name, description=description, input_schema=input_schema,
-            output_schema=output_schema, read_only=read_only,
-            requires_approval=requires_approval, timeout_s=timeout_s,
+            output_schema=output_schema, **options,
         )
+
+    # -- wrappers -----------------------------------------------------------------
+
+    def wrap_callable(
+        self, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]
+    ) -> Tool:
+        """A copy of this tool whose callable is ``wrap(callable)``; nothing else changes.
+
+        Name, options, schema, validation, injected parameters, idempotency and
+        two-phase roles are the original's: a wrapper (retries, rate limits,
+        tracing) changes what runs, never what the model sees or the host checks.
+        """
+        clone = copy.copy(self)
+        clone.func = wrap(self.func)
+        clone._wrap_extra(wrap)
+        return clone
+
+    def _wrap_extra(self, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+        """Wrap further callables a subclass runs instead of :attr:`func` (none here)."""
 
     def _build_params(self, doc_params: Mapping[str, str]) -> None:
         func = self.func
@@ -728,6 +744,14 @@ class Tool:
 
 
 CALLERS = frozenset({"script", "direct"})
+
+
+def _merge_options(options: ToolOptions | None, changes: Mapping[str, Any]) -> ToolOptions:
+    """``options`` (or the defaults) with the keyword arguments ``changes`` applied."""
+    base = options if options is not None else ToolOptions()
+    if not isinstance(base, ToolOptions):
+        raise ToolDefinitionError(f"options must be a ToolOptions, got {type(base).__name__}")
+    return base.replace(**changes) if changes else base
 
 
 def _check_inject(name: str, inject: Mapping[str, str] | Iterable[str] | None) -> dict[str, str]:

@@ -26,11 +26,12 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, Unpack
 
-from toolscript.errors import SchemaError
+from toolscript.errors import SchemaError, ToolDefinitionError
 
 from .definition import MISSING, Param, Tool
+from .options import ToolFlagArgs, ToolOptions
 from .validation import ROOT, ArgsValidator, ArgumentError, Problem
 
 __all__ = ["SchemaTool", "annotation_for_schema", "python_identifier"]
@@ -41,6 +42,9 @@ _KEPT_WHEN_RENAMED = frozenset(
 )
 """Root keywords of a remote schema that name no property: kept in the exposed
 schema of a tool with renamed properties (the others are checked on the wire)."""
+
+_SCHEMA_OPTIONS = frozenset(ToolFlagArgs.__annotations__)
+"""The options a schema tool takes (``inject``/``idempotent`` need a signature)."""
 
 _SCALARS: dict[str, Any] = {
     "string": str,
@@ -103,10 +107,13 @@ class SchemaTool(Tool):
         description: what the tool does, as the model sees it.
         input_schema: JSON Schema of the arguments object (``type: object``).
         output_schema: JSON Schema of the result, if known.
-        read_only, requires_approval, timeout_s: as for :class:`Tool`.
+        **options: ``read_only``, ``requires_approval``, ``timeout_s``,
+            ``allowed_callers``, ``examples``: as for :class:`Tool` (see
+            :class:`~toolscript.tools.options.ToolOptions`).
 
     Raises:
-        ToolDefinitionError: bad name or timeout.
+        ToolDefinitionError: bad name or options (``inject`` and ``idempotent``
+            need a signature and are refused here).
         SchemaError: ``input_schema`` is not a valid JSON Schema of an object.
     """
 
@@ -118,9 +125,7 @@ class SchemaTool(Tool):
         description: str,
         input_schema: Mapping[str, Any],
         output_schema: Mapping[str, Any] | None = None,
-        read_only: bool = False,
-        requires_approval: bool = False,
-        timeout_s: float | None = None,
+        **options: Unpack[ToolFlagArgs],
     ) -> None:
         if not isinstance(input_schema, Mapping):
             raise SchemaError(f"tool {name!r}: the input schema must be a JSON object")
@@ -136,13 +141,14 @@ class SchemaTool(Tool):
         self._exposed: frozenset[str] = frozenset()
         self._wire_validator: ArgsValidator | None = None
         self._remote = func
+        refused = set(options) - _SCHEMA_OPTIONS
+        if refused:
+            raise ToolDefinitionError(
+                f"tool {name!r}: a tool from a JSON Schema takes only the options "
+                f"{sorted(_SCHEMA_OPTIONS)}, got {sorted(refused)}"
+            )
         super().__init__(
-            self._call_remote,
-            name=name,
-            description=description,
-            read_only=read_only,
-            requires_approval=requires_approval,
-            timeout_s=timeout_s,
+            self._call_remote, options=ToolOptions(name=name, description=description, **options)
         )
         self.__doc__ = description
 

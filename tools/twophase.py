@@ -49,11 +49,17 @@ class CommitTool(Tool):
     """
 
     plan_ttl_s: float
+    _commit: Callable[..., Any]
+    _plan_converter: Converter | None
 
     def apply_plan(self, plan: Any) -> Any:
         """Call the commit function with ``plan`` (JSON data, converted per its annotation)."""
         convert = self._plan_converter
         return self._commit(convert(plan) if convert is not None else plan)
+
+    def _wrap_extra(self, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+        """A wrapper of a commit tool wraps the commit function (what really runs)."""
+        self._commit = wrap(self._commit)
 
     def _setup(self, commit: Callable[..., Any], converter: Converter | None, ttl_s: float) -> None:
         self._commit = commit
