@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from toolscript.runtime.audit import AuditLog
+from toolscript.runtime.audit.log import AuditLog
 from toolscript.runtime.dispatch import RunContext
 from toolscript.runtime.results import ToolCallRecord
 

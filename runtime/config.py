@@ -48,14 +48,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolscript.errors import ConfigurationError
 
 from .limits import Limits
-
-if TYPE_CHECKING:
-    from .runtime import Runtime
+from .names import APPROVAL_MODES, BACKEND_NAMES
 
 __all__ = [
     "Config",
@@ -63,14 +61,13 @@ __all__ = [
     "Profile",
     "find_config",
     "load_config",
-    "runtime_from_config",
     "select_profile",
 ]
 
 CONFIG_FILE = "toolscript.toml"
 PROFILE_ENV = "TOOLSCRIPT_PROFILE"
-BACKENDS = ("inprocess", "subprocess", "docker")
-APPROVALS = ("allow", "ask", "deny", "default")
+BACKENDS = BACKEND_NAMES
+APPROVALS = APPROVAL_MODES
 MODES = ("programmatic", "classic", "mixed")
 _SECRET = re.compile(r"(^|_)(api_?key|key|token|secret|password|passwd|credentials?)$", re.I)
 _TOP_KEYS = ("default_profile", "profiles")
@@ -188,16 +185,15 @@ class Profile:
     def runtime_kwargs(self, *, audit: bool = True) -> dict[str, Any]:
         """Keyword arguments for :class:`~toolscript.Runtime` (tools loaded from ``tools``;
         ``audit=False`` leaves the audit log out, for a caller that replaces it)."""
+        from toolscript.runtime.approval.hooks import named_policy
         from toolscript.tools import load_tools
-
-        from .approval import named_policy
 
         tools: list[Any] = []
         for spec in self.tool_specs():
             tools.extend(load_tools(spec))
         base = self.base
         if self.approve == "ask":
-            from .approval_prompt import TerminalApproval
+            from toolscript.runtime.approval.prompt import TerminalApproval
 
             approve: Any = TerminalApproval()
         else:
@@ -345,24 +341,6 @@ def select_profile(name: str | None = None,
     return load_config(path).profile(name)
 
 
-def runtime_from_config(
-    path: str | Path | None = None,
-    *,
-    profile: str | None = None,
-    runtime_class: type[Runtime] | None = None,
-    **overrides: Any,
-) -> Runtime:
-    """A Runtime built from a profile; ``overrides`` replace its keyword arguments
-    (e.g. ``tools=[...]`` adds nothing: it replaces the profile's tools)."""
-    from .runtime import Runtime
-
-    cls = runtime_class or Runtime
-    chosen = load_config(path).profile(profile)
-    kwargs = chosen.runtime_kwargs()
-    kwargs.update(overrides)
-    return cls(**kwargs)
-
-
 # -- checks ----------------------------------------------------------------------------
 
 
@@ -504,6 +482,6 @@ def _idempotency_store(spec: str, base: Path) -> Any:
 
 def _audit_sink(path: Path) -> Any:
     """The audit hook writing to ``path``: a hash-chained :class:`AuditLog`."""
-    from .audit import AuditLog
+    from toolscript.runtime.audit.log import AuditLog
 
     return AuditLog(path)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolscript.sandbox.modules import DEFAULT_MODULES
+
 __all__ = [
     "DEFAULT_MODULES",
     "FINAL_ANSWER_DESCRIPTION",
@@ -25,13 +27,6 @@ __all__ = [
 ]
 
 RUN_SCRIPT_NAME = "run_script"
-
-#: Modules a script may import when the runtime does not say otherwise.
-DEFAULT_MODULES: tuple[str, ...] = (
-    "collections", "dataclasses", "datetime", "decimal", "fractions", "functools",
-    "itertools", "json", "math", "operator", "random", "re", "statistics", "string",
-    "textwrap", "typing",
-)
 
 PROGRAMMATIC_SYSTEM = (
     "Solve the task by writing Python scripts for the run_script tool. One script can "

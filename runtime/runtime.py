@@ -8,24 +8,23 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from toolscript.runtime.approval.hooks import ApprovalHook, check_hook
 from toolscript.sandbox.modules import DEFAULT_MODULES, OPTIONAL_MODULES
 from toolscript.tools import Tool, ToolRegistry
 
 from toolscript.errors import ConfigurationError, ProtocolError
 
-from .approval import ApprovalHook
 from .backends.base import Backend, SandboxHandle, SandboxSpec
 from .dispatch import Dispatcher, RunContext, ToolExecutor
 from .hostcalls import HostCalls
 from .idempotency import IdempotencyStore
+from .isolation import IsolationReport, check_required, inprocess_report, required_walls
 from .limits import Limits
+from .names import BACKEND_NAMES, SANDBOX_BUILTIN_NAMES
 from .results import RunResult, ToolCallRecord
 from .session import Session
 
-BACKENDS = ("inprocess", "subprocess", "docker")
-SANDBOX_BUILTIN_NAMES = ("parallel", "ToolError", "ToolArgumentError", "ToolDenied",
-                         "ToolNotFound", "ToolTimeout")
-"""Names a tool may not take: scripts already see them as builtins."""
+BACKENDS = BACKEND_NAMES
 
 
 def _make_backend(backend: str | Backend, options: dict[str, Any]) -> tuple[str, Backend | None]:
@@ -50,7 +49,10 @@ class Runtime:
     """Runs model-written scripts against whitelisted tools.
 
     Args:
-        tools: ``@tool`` functions, plain functions or :class:`Tool` objects.
+        tools: ``@tool`` functions, plain functions, :class:`Tool` objects, and
+            tool sources (``MCPToolSource``, ``OpenAPISource``, anything with a
+            ``tools()`` method), which register their tools; the runtime does not
+            close a source (``with source:`` does).
         backend: ``"subprocess"`` (default), ``"inprocess"``, ``"docker"`` or a
             :class:`Backend` instance.
         approve: called before every tool call with a ``ToolCallRequest``;
@@ -67,11 +69,15 @@ class Runtime:
         idempotency_store: where idempotent tools record their results
             (default: in memory, per runtime); see
             :mod:`toolscript.runtime.idempotency`.
+        require_isolation: OS walls every sandbox must have (names from
+            :meth:`isolation`, or ``["all"]``); if one is missing the runtime
+            fails closed with :class:`~toolscript.errors.IsolationUnavailable`,
+            at construction and for every sandbox it starts.
     """
 
     def __init__(
         self,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[Tool | Callable[..., Any] | Any] = (),
         *,
         backend: str | Backend = "subprocess",
         approve: ApprovalHook | None = None,
@@ -81,6 +87,7 @@ class Runtime:
         audit: Callable[[ToolCallRecord, RunContext], None] | None = None,
         context: Mapping[str, Any] | None = None,
         idempotency_store: IdempotencyStore | None = None,
+        require_isolation: Iterable[str] | None = None,
     ) -> None:
         self.context: Mapping[str, Any] = MappingProxyType(dict(context or {}))
         self.registry = (
@@ -90,9 +97,7 @@ class Runtime:
         if limits is not None and not isinstance(limits, Limits):
             raise ConfigurationError("limits must be a toolscript.Limits instance")
         self.limits = limits or Limits()
-        if approve is not None and not callable(approve):
-            raise ConfigurationError("approve must be a callable taking a ToolCallRequest")
-        self.approve = approve
+        approve = check_hook(approve)
         self.modules = tuple(DEFAULT_MODULES if modules is None else modules)
         unknown = set(self.modules) - set(DEFAULT_MODULES) - set(OPTIONAL_MODULES)
         if unknown:
@@ -100,7 +105,15 @@ class Runtime:
                 f"no sandbox facade for module(s) {sorted(unknown)}; available: "
                 f"{', '.join(DEFAULT_MODULES + OPTIONAL_MODULES)}"
             )
+        self.require_isolation = required_walls(require_isolation)
         self.backend_name, self.backend = _make_backend(backend, dict(backend_options or {}))
+        if self.require_isolation:
+            try:
+                check_required(self.isolation(), self.require_isolation)
+            except BaseException:
+                if self.backend is not None:
+                    self.backend.shutdown()
+                raise
         if self.backend is not None:
             self.backend.warm(SandboxSpec(limits=self.limits))
         self.executor = ToolExecutor()
@@ -108,6 +121,24 @@ class Runtime:
                                      host_calls=HostCalls(idempotency_store))
         self._closed = False
         self._sessions_lock = threading.Lock()
+
+    @property
+    def approve(self) -> ApprovalHook | None:
+        """The approval hook in force (``None``: the default policy).
+
+        Assigning it replaces the hook for every call from then on, in every
+        session of this runtime (open ones included)::
+
+            runtime.approve = PlanApproval(plan, fallback=TerminalApproval())
+
+        Raises:
+            ConfigurationError: the new value is neither callable nor None.
+        """
+        return self.dispatcher.approve
+
+    @approve.setter
+    def approve(self, hook: ApprovalHook | None) -> None:
+        self.dispatcher.approve = check_hook(hook)
 
     @property
     def tools(self) -> ToolRegistry:
@@ -134,6 +165,16 @@ class Runtime:
         with self.session(context=context) as session:
             return session.run(code)
 
+    async def run_async(self, code: str, context: Mapping[str, Any] | None = None) -> RunResult:
+        """:meth:`run` for async code: the sandbox I/O runs in a worker thread while
+        the event loop stays free, and ``async def`` tools run on this loop. For
+        several runs sharing variables: ``async with runtime.session() as s:
+        await s.run_async(code)``."""
+        from toolscript.tools.asynctools import offload
+
+        result: RunResult = await offload(self.run, code, context)
+        return result
+
     @classmethod
     def from_config(
         cls,
@@ -142,19 +183,29 @@ class Runtime:
         profile: str | None = None,
         **overrides: Any,
     ) -> Runtime:
-        """A Runtime from ``toolscript.toml`` (or ``[tool.toolscript]`` in pyproject).
+        """A Runtime from a profile of ``toolscript.toml`` (or ``[tool.toolscript]`` in
+        pyproject; see :mod:`toolscript.runtime.config`); ``overrides`` replace its
+        keyword arguments (e.g. ``tools=[...]`` replaces the profile's tools)."""
+        from toolscript.runtime.config import load_config
 
-        See :func:`toolscript.runtime.config.runtime_from_config`.
-        """
-        from .config import runtime_from_config
+        kwargs = load_config(path).profile(profile).runtime_kwargs()
+        kwargs.update(overrides)
+        return cls(**kwargs)
 
-        return runtime_from_config(path, profile=profile, runtime_class=cls, **overrides)
+    def isolation(self) -> IsolationReport:
+        """Which OS walls this runtime's sandboxes get, each active or missing with
+        the reason (``toolscript doctor`` prints the same report)."""
+        if self.backend is None:
+            return inprocess_report()
+        return self.backend.isolation(SandboxSpec(limits=self.limits))
 
     def acquire_sandbox(self, spec: SandboxSpec, configure: dict[str, Any]) -> SandboxHandle:
         """Start (or take from a pool) a sandbox and configure it for this runtime."""
         assert self.backend is not None
         handle = self.backend.start(spec)
         try:
+            if self.require_isolation:
+                check_required(self.backend.handle_isolation(handle), self.require_isolation)
             handle.send(configure)
             reply = handle.recv(spec.startup_timeout_s)
         except BaseException:
@@ -164,6 +215,12 @@ class Runtime:
             handle.kill()
             raise ProtocolError(f"the sandbox answered configure with {reply.get('type')!r}")
         return handle
+
+    def stats(self) -> dict[str, int]:
+        """Host threads of tool calls: ``abandoned_threads`` (calls still running
+        past their timeout, capped by ``Limits.max_abandoned_threads``),
+        ``abandoned_total``, ``max_abandoned_threads`` and ``idle_threads``."""
+        return self.executor.stats()
 
     def close(self) -> None:
         """Release the backend (warm pools) and the tool threads, and close an
@@ -184,3 +241,15 @@ class Runtime:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def runtime_from_config(
+    path: str | Path | None = None,
+    *,
+    profile: str | None = None,
+    runtime_class: type[Runtime] | None = None,
+    **overrides: Any,
+) -> Runtime:
+    """A Runtime built from a profile: :meth:`Runtime.from_config` of ``runtime_class``
+    (default :class:`Runtime`)."""
+    return (runtime_class or Runtime).from_config(path, profile=profile, **overrides)

@@ -24,7 +24,7 @@ if [ "$BASE" = toolscript-base:bookworm ]; then
     bash scripts/make-base-image.sh "$BASE"
 fi
 t2=$SECONDS
-"$PY" -m toolscript.runtime.image build --base-image "$BASE" --tag "$IMAGE" --quiet >/dev/null
+"$PY" -m toolscript.runtime.cli.image build --base-image "$BASE" --tag "$IMAGE" --quiet >/dev/null
 t3=$SECONDS
-"$PY" -m toolscript.runtime.image status --tag "$IMAGE"
+"$PY" -m toolscript.runtime.cli.image status --tag "$IMAGE"
 echo "test-setup: engine $((t1 - t0))s, base image $((t2 - t1))s, sandbox image $((t3 - t2))s" >&2

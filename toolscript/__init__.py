@@ -33,9 +33,8 @@ if TYPE_CHECKING:
         ToolscriptError,
     )
     from toolscript.runtime.agent import Agent, AgentResult
-    from toolscript.runtime.agent.resilience import ToolRateLimited, TransientToolError, resilient
-    from toolscript.runtime.approval import Decision, ToolCallRequest
-    from toolscript.runtime.audit import AuditLog
+    from toolscript.runtime.approval.hooks import Decision, ToolCallRequest
+    from toolscript.runtime.audit.log import AuditLog
     from toolscript.runtime.limits import Limits
     from toolscript.runtime.results import RunError, RunResult, ToolCallRecord
     from toolscript.runtime.runtime import Runtime
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
         tool,
         two_phase,
     )
+    from toolscript.tools.resilience import ToolRateLimited, TransientToolError, resilient
 
 # Imported lazily so that ``toolscript.sandbox`` (which runs inside the
 # sandbox) can be imported without loading the host runtime.
@@ -67,9 +67,9 @@ _EXPORTS = {
     "ToolDefinitionError": "toolscript.errors",
     "ToolLoadError": "toolscript.errors",
     "ToolscriptError": "toolscript.errors",
-    "AuditLog": "toolscript.runtime.audit",
-    "Decision": "toolscript.runtime.approval",
-    "ToolCallRequest": "toolscript.runtime.approval",
+    "AuditLog": "toolscript.runtime.audit.log",
+    "Decision": "toolscript.runtime.approval.hooks",
+    "ToolCallRequest": "toolscript.runtime.approval.hooks",
     "Limits": "toolscript.runtime.limits",
     "RunError": "toolscript.runtime.results",
     "RunResult": "toolscript.runtime.results",
@@ -84,9 +84,9 @@ _EXPORTS = {
     "ModelResponseError": "toolscript.errors",
     "ModelUnavailableError": "toolscript.errors",
     "ToolAuthorizationError": "toolscript.errors",
-    "TransientToolError": "toolscript.runtime.agent.resilience",
-    "ToolRateLimited": "toolscript.runtime.agent.resilience",
-    "resilient": "toolscript.runtime.agent.resilience",
+    "TransientToolError": "toolscript.tools.resilience",
+    "ToolRateLimited": "toolscript.tools.resilience",
+    "resilient": "toolscript.tools.resilience",
     "Field": "toolscript.tools",
     "IdempotencyKey": "toolscript.tools",
     "Inject": "toolscript.tools",

@@ -2,6 +2,6 @@
 
 import sys
 
-from toolscript.runtime.cli import main
+from toolscript.runtime.cli.main import main
 
 sys.exit(main())

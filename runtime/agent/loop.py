@@ -199,7 +199,7 @@ class Agent:
         self.max_result_chars = max_result_chars
         self.max_tool_result_chars = max_tool_result_chars
         self.telemetry: Any = None
-        """Set by :func:`~toolscript.runtime.telemetry.instrument_agent`."""
+        """Set by :func:`~toolscript.runtime.integrations.telemetry.instrument_agent`."""
         try:
             self.offer: Offer = build_offer(
                 self.runtime.registry,

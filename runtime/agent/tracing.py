@@ -1,6 +1,6 @@
 """The hooks an agent run calls for tracing; :class:`NoTrace` when none is set.
 
-:func:`toolscript.runtime.telemetry.instrument_agent` gives an agent a
+:func:`toolscript.runtime.integrations.telemetry.instrument_agent` gives an agent a
 telemetry object whose ``agent_trace(agent, session)`` returns a
 :class:`RunTrace` (OpenTelemetry spans); the run drivers call it at each
 point below, for sync, async and streamed runs alike.

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from fakes.model_server import Call, Turn, say, script
-from toolscript.runtime.cli import main
+from toolscript.runtime.cli.main import main
 
 TOOLS_FILE = str(Path(__file__).with_name("sample_tools.py"))
 

@@ -167,7 +167,7 @@ def test_the_old_positional_form_still_works(server, sleeps):
 
 
 def test_toolscript_version(capsys):
-    from toolscript.runtime.cli import main
+    from toolscript.runtime.cli.main import main
 
     from toolscript import __version__
 

@@ -15,8 +15,8 @@ import pytest
 import sample_tools
 from agent_helpers import make_runtime
 from toolscript.runtime.agent import Agent
-from toolscript.runtime.mcp import MCPToolSource
-from toolscript.runtime.openapi import OpenAPISource
+from toolscript.runtime.integrations.mcp import MCPToolSource
+from toolscript.runtime.integrations.openapi import OpenAPISource
 
 from toolscript.testing import TestModel, call, run_script
 

@@ -14,8 +14,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
-from toolscript.runtime import telemetry_names as N
-from toolscript.runtime.telemetry import instrument_agent
+from toolscript.runtime.integrations import telemetry_names as N
+from toolscript.runtime.integrations.telemetry import instrument_agent
 
 
 @pytest.fixture

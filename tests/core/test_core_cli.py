@@ -13,7 +13,7 @@ TOOLS = str(EXAMPLES / "store_tools.py")
 
 
 def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "toolscript.runtime.cli", *args],
+    return subprocess.run([sys.executable, "-m", "toolscript.runtime.cli.main", *args],
                           input=stdin, capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 

@@ -47,9 +47,27 @@ ALLOWED_MODULES = {
     "random",
     "operator",
     "textwrap",
+    "time",
+    "enum",
+    "heapq",
+    "bisect",
+    "copy",
+    "unicodedata",
+    "hashlib",
+    "base64",
+    "csv",
+    "io",
+    "uuid",
+    "zoneinfo",
+    "queue",
 }
 # Special methods a corpus script may define (the sandbox must allow defining these).
-ALLOWED_DUNDER_DEFS = {"__init__", "__repr__", "__str__", "__eq__", "__lt__", "__post_init__"}
+ALLOWED_DUNDER_DEFS = {
+    "__init__", "__repr__", "__str__", "__eq__", "__lt__", "__post_init__",
+    # the numeric protocol, also bound by assignment in a class body (__radd__ = __add__)
+    "__add__", "__radd__", "__iadd__", "__isub__", "__itruediv__", "__ifloordiv__",
+    "__imod__", "__mul__", "__pow__", "__divmod__", "__invert__", "__lshift__", "__rshift__",
+}
 # ... and call through super(), e.g. super().__init__(...).
 # Single-underscore attributes a script may use (namedtuple API).
 ALLOWED_UNDERSCORE_ATTRS = {"_replace", "_asdict"}

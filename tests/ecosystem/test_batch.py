@@ -17,8 +17,8 @@ from pathlib import Path
 
 import eco_batch_tools
 import pytest
-from toolscript.runtime.batch import ItemOptions, read_jsonl_items, run_batch
-from toolscript.runtime.batch_progress import PlainProgress
+from toolscript.runtime.batch.progress import PlainProgress
+from toolscript.runtime.batch.run import ItemOptions, read_jsonl_items, run_batch
 
 from toolscript import Runtime
 from toolscript.errors import ConfigurationError
@@ -260,7 +260,7 @@ def test_interrupted_cli_batch_resumes_without_rerunning_finished_items(tmp_path
 def test_rich_progress_renders_rate_and_errors():
     import io
 
-    from toolscript.runtime.batch_progress import RichProgress, make_progress
+    from toolscript.runtime.batch.progress import RichProgress, make_progress
 
     stream = io.StringIO()
     progress = RichProgress(stream)

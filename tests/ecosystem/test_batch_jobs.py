@@ -22,9 +22,9 @@ from pathlib import Path
 
 import eco_batch_tools
 import pytest
-from toolscript.runtime.batch import BatchStop, ItemOptions, run_batch
-from toolscript.runtime.batch_items import read_jsonl_items, scan_jsonl
-from toolscript.runtime.batch_store import BatchStore
+from toolscript.runtime.batch.items import read_jsonl_items, scan_jsonl
+from toolscript.runtime.batch.run import BatchStop, ItemOptions, run_batch
+from toolscript.runtime.batch.store import BatchStore
 
 from toolscript import Runtime, tool
 from toolscript.errors import ConfigurationError
@@ -442,8 +442,8 @@ def test_library_refuses_a_bad_item_variable_before_running():
 # --- Dask: a worker that cannot build the runtime refuses the batch ------------------------
 def test_dask_workers_that_cannot_load_the_tools_refuse_the_batch():
     from distributed import Client, LocalCluster
-    from toolscript.runtime.batch import RuntimeSpec
-    from toolscript.runtime.distributed import DaskExecutor
+    from toolscript.runtime.batch.distributed import DaskExecutor
+    from toolscript.runtime.batch.run import RuntimeSpec
 
     spec = RuntimeSpec(tools=("no_such_tools_module_for_batch",), backend="inprocess")
     with LocalCluster(n_workers=1, processes=False, dashboard_address=None,

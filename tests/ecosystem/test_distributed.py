@@ -12,8 +12,8 @@ from pathlib import Path
 import eco_batch_tools
 import pytest
 from distributed import Client, LocalCluster
-from toolscript.runtime.batch import ItemOptions, RuntimeSpec, run_batch
-from toolscript.runtime.distributed import DaskExecutor
+from toolscript.runtime.batch.distributed import DaskExecutor
+from toolscript.runtime.batch.run import ItemOptions, RuntimeSpec, run_batch
 
 TOOLS_FILE = str(Path(eco_batch_tools.__file__).resolve())
 SCRIPT = "v = slow_square(item['n'], 0.1)\nrecord_write(str(item['n']))\nv\n"

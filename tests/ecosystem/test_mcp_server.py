@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
-from toolscript.runtime.mcp import build_server
+from toolscript.runtime.integrations.mcp import build_server
 
 from toolscript import Runtime
 

@@ -4,7 +4,7 @@ real runtime, with a clock the test moves instead of waiting."""
 from __future__ import annotations
 
 import pytest
-from toolscript.runtime.mcp.sessions import Lease, Refusal, ScriptSessions
+from toolscript.runtime.integrations.mcp.sessions import Lease, Refusal, ScriptSessions
 
 from toolscript import Runtime
 from toolscript.errors import ConfigurationError

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from eco_net import free_port, wait_for_port
-from toolscript.runtime.mcp import MCPToolSource
+from toolscript.runtime.integrations.mcp import MCPToolSource
 
 from toolscript import Decision, Runtime
 from toolscript.errors import ConfigurationError

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from toolscript.runtime.mcp import MCPToolSource
+from toolscript.runtime.integrations.mcp import MCPToolSource
 
 from toolscript import Decision, Runtime
 

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from toolscript.runtime.openapi import ApiKeyAuth, BearerAuth, OpenAPISource
+from toolscript.runtime.integrations.openapi import ApiKeyAuth, BearerAuth, OpenAPISource
 
 from toolscript import Runtime
 

@@ -24,11 +24,11 @@ from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict, field_validator
-from toolscript.runtime.approval import deny_all, named_policy
-from toolscript.runtime.approval_prompt import TerminalApproval, format_request, show_value
+from toolscript.runtime.approval.hooks import deny_all, named_policy
+from toolscript.runtime.approval.policies import Policy
+from toolscript.runtime.approval.prompt import TerminalApproval, format_request, show_value
 from toolscript.runtime.backends.subprocess import SubprocessBackend
-from toolscript.runtime.cli import approval_from_name
-from toolscript.runtime.policies import Policy
+from toolscript.runtime.cli.main import approval_from_name
 from toolscript.runtime.runtime import Runtime
 
 from toolscript import (
@@ -552,7 +552,7 @@ def test_replacing_the_hook_reaches_open_and_new_sessions(make_runtime: Any) -> 
 
 
 def test_the_plan_pattern_from_the_docs_takes_effect(make_runtime: Any) -> None:
-    from toolscript.runtime.plan import PlanApproval, analyze
+    from toolscript.runtime.approval.plan import PlanApproval, analyze
 
     runtime = make_runtime([send_email], limits=LIMITS)
     code = "send_email('boss@corp.example', 'report', 'numbers')"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from security_helpers import SECURITY_TOOLS
-from toolscript.runtime.audit import (
+from toolscript.runtime.audit.log import (
     GENESIS,
     REDACTED,
     UNLOGGABLE,
@@ -19,8 +19,8 @@ from toolscript.runtime.audit import (
     Redactor,
     verify,
 )
-from toolscript.runtime.audit_cli import EXIT_BROKEN, EXIT_OK
-from toolscript.runtime.cli import main as cli_main
+from toolscript.runtime.cli.audit import EXIT_BROKEN, EXIT_OK
+from toolscript.runtime.cli.main import main as cli_main
 
 SCRIPT = """
 r = shared_rows()
@@ -103,7 +103,7 @@ def test_tampering_is_detected_at_the_first_broken_line(tmp_path: Path, tamper: 
         text[2] = "{not json"
     elif tamper == "rehash_edit":
         # an attacker who edits a line and recomputes its hash still breaks the next link
-        from toolscript.runtime.audit import _digest, canonical
+        from toolscript.runtime.audit.log import _digest, canonical
 
         record = json.loads(text[1])
         record.pop("hash")

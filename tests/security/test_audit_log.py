@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from toolscript.runtime.audit import (
+from toolscript.runtime.audit.chain import GENESIS, KEY_ENV, canonical, digest
+from toolscript.runtime.audit.log import (
     REDACTED,
     UNLOGGABLE,
     AuditLog,
     verify,
 )
-from toolscript.runtime.audit_chain import GENESIS, KEY_ENV, canonical, digest
-from toolscript.runtime.audit_cli import EXIT_BROKEN, EXIT_OK, EXIT_UNREADABLE, EXIT_UNVERIFIED
-from toolscript.runtime.cli import main as cli_main
+from toolscript.runtime.cli.audit import EXIT_BROKEN, EXIT_OK, EXIT_UNREADABLE, EXIT_UNVERIFIED
+from toolscript.runtime.cli.main import main as cli_main
 from toolscript.runtime.dispatch import RunContext
 from toolscript.runtime.results import RunError, ToolCallRecord
 from toolscript.tools import IdempotencyKey, Inject, Injected, tool, two_phase
@@ -313,7 +313,7 @@ def test_audit_log_is_exported_from_the_package() -> None:
 
 WRITER = """
 import sys
-from toolscript.runtime.audit import AuditLog
+from toolscript.runtime.audit.log import AuditLog
 from toolscript.runtime.dispatch import RunContext
 from toolscript.runtime.results import ToolCallRecord
 

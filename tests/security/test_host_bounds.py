@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 from host_helpers import plain_json
-from toolscript.runtime.approval import ToolCallRequest
+from toolscript.runtime.approval.hooks import ToolCallRequest
 from toolscript.runtime.backends.subprocess import SubprocessBackend
 
 import toolscript

@@ -1,4 +1,4 @@
-"""Plan approval (``runtime/plan.py``): static analysis of what a script can call,
+"""Plan approval (``runtime/approval/plan.py``): static analysis of what a script can call,
 and a hook that passes calls inside an approved plan."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from toolscript.runtime.approval import ToolCallRequest
-from toolscript.runtime.plan import ANY, PlanApproval, analyze
+from toolscript.runtime.approval.hooks import ToolCallRequest
+from toolscript.runtime.approval.plan import ANY, PlanApproval, analyze
 
 from toolscript import Decision, Limits, tool
 

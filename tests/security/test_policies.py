@@ -1,4 +1,4 @@
-"""Declarative approval policies (``runtime/policies.py``) and the CLI's
+"""Declarative approval policies (``runtime/approval/policies.py``) and the CLI's
 "approve all calls of this tool for this run"."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel, field_validator
-from toolscript.runtime.approval import ToolCallRequest
-from toolscript.runtime.cli import TerminalApproval
-from toolscript.runtime.policies import Policy, Rule, load_policy
+from toolscript.runtime.approval.hooks import ToolCallRequest
+from toolscript.runtime.approval.policies import Policy, Rule, load_policy
+from toolscript.runtime.cli.main import TerminalApproval
 
 from toolscript import ConfigurationError, Decision, Limits, tool
 

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from toolscript.runtime.analytics import add_audit_stats, compute_stats, read_calls
-from toolscript.runtime.audit import AuditLog
-from toolscript.runtime.cli import main
+from toolscript.runtime.audit.log import AuditLog
+from toolscript.runtime.audit.stats import add_audit_stats, compute_stats, read_calls
+from toolscript.runtime.cli.main import main
 
 from toolscript import Decision, Runtime, tool
 
@@ -81,7 +81,7 @@ def _stats_cli(argv: list[str]) -> int:
     """``toolscript audit stats ...``; through the CLI once the audit group registers it."""
     import importlib.util
 
-    audit_cli = importlib.util.find_spec("toolscript.runtime.audit_cli")
+    audit_cli = importlib.util.find_spec("toolscript.runtime.cli.audit")
     if audit_cli is not None and "_add_stats_command" in Path(str(audit_cli.origin)).read_text():
         return main(["audit", "stats", *argv])
     parser = argparse.ArgumentParser()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from toolscript.runtime.cli import main
+from toolscript.runtime.cli.main import main
 from toolscript.runtime.config import find_config, load_config
 
 from toolscript import Runtime

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from toolkit_helpers import error_types, run_ok
-from toolscript.runtime.approval import ToolCallRequest
+from toolscript.runtime.approval.hooks import ToolCallRequest
 from toolscript.runtime.idempotency import (
     IdempotencyStore,
     InMemoryIdempotencyStore,

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from toolscript.runtime.cli import main
+from toolscript.runtime.cli.main import main
 from toolscript.tools import Finding, lint_tools, load_tools
 from toolscript.tools.schematool import SchemaTool
 

@@ -19,7 +19,7 @@ import anyio
 import pytest
 from fakes.model_server import FakeModelServer, say, script
 from mcp import Client, StdioServerParameters
-from toolscript.runtime.audit import verify
+from toolscript.runtime.audit.log import verify
 
 TOOLS = '''
 import os

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from toolkit_helpers import error_types, run_ok
-from toolscript.runtime.approval import ToolCallRequest
+from toolscript.runtime.approval.hooks import ToolCallRequest
 from toolscript.tools import Injected, load_tools, render_stubs, two_phase
 
 from toolscript import Decision, Runtime

@@ -1,0 +1,180 @@
+"""The runtime as an MCP server: one ``run_script`` tool over the registered tools.
+
+Any MCP client (a desktop assistant, an IDE, another agent) gets programmatic
+tool calling: the model writes a script that calls the runtime's tools as
+Python functions, and the script runs in our sandbox behind the runtime's
+approval, validation, limits and audit. The tool description carries the
+sandbox rules and the tools' Python stubs.
+
+Sessions (:mod:`.sessions`): the variables of a script persist for the next
+``run_script`` of the same connection — the one client of a stdio server, or
+the transport session (``Mcp-Session-Id``) of a Streamable HTTP client (so
+that the SDK's default client gets one, the HTTP server declines the 2026
+protocol's ``server/discover`` probe and clients fall back to the handshake
+protocol, whose HTTP transport has sessions). Each result names its
+``session_id``, which only its own connection can use; idle sessions are
+reaped and their number is capped. Over HTTP, serve with
+:func:`~.http_gate.http_app` / :func:`~.http_gate.serve_http` (bearer token,
+cleanup when a client ends its transport session).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import Field
+from toolscript.runtime.integrations.mcp.http_gate import transport_owner
+from toolscript.runtime.integrations.mcp.sessions import Lease, Refusal, ScriptSessions
+from toolscript.runtime.prompts import RUN_SCRIPT_NAME, run_script_description
+from toolscript.runtime.results import RunResult
+
+if TYPE_CHECKING:
+    from toolscript.runtime.runtime import Runtime
+
+__all__ = ["ScriptSessions", "ToolscriptMCPServer", "build_server", "result_payload"]
+
+SESSION_NOTE = """
+
+Sessions: the scripts of one connection share their variables (each result \
+names its session_id and says whether it started a new_session). \
+reset_session() forgets them."""
+
+
+Code = Annotated[
+    str, Field(description="The Python script; its final bare expression is its result.")
+]
+SessionId = Annotated[
+    str | None,
+    Field(description="A session_id from an earlier result of this connection (optional)."),
+]
+
+
+class ToolscriptMCPServer(MCPServer):
+    """An ``MCPServer`` that owns the :class:`ScriptSessions` of its ``run_script``."""
+
+    sessions: ScriptSessions
+
+
+def result_payload(result: RunResult, lease: Lease) -> dict[str, Any]:
+    """What ``run_script`` returns: value, output, typed error, its tool calls,
+    and the session it ran in."""
+    return {
+        "ok": result.ok,
+        "value": result.value,
+        "stdout": result.stdout,
+        "error": result.error.to_dict() if result.error else None,
+        "tool_calls": [
+            {"name": c.name, "ok": c.ok, **({"error": c.error.type} if c.error else {})}
+            for c in result.tool_calls
+        ],
+        "session_id": lease.key,
+        "new_session": lease.new,
+        "session_restarted": result.session_restarted,
+    }
+
+
+def client_key(ctx: Any, single_client: bool) -> str | None:
+    """Who owns the sessions of this request: the one client of a stdio server,
+    the HTTP transport session, or None (no transport session: one run each).
+
+    The ``Mcp-Session-Id`` header counts only on the handshake protocol, where
+    the SDK routed the request to that transport session (it answers 404 to
+    an unknown id); on the stateless protocol the header is unchecked input.
+    """
+    if single_client:
+        return "single-client"
+    if getattr(ctx, "protocol_version", None) not in HANDSHAKE_PROTOCOL_VERSIONS:
+        return None
+    try:
+        headers = ctx.headers
+    except Exception:
+        headers = None
+    transport_session = headers.get("mcp-session-id") if headers else None
+    return transport_owner(transport_session) if transport_session else None
+
+
+def build_server(
+    runtime: Runtime,
+    *,
+    name: str = "toolscript",
+    single_client: bool = False,
+    max_sessions: int = 16,
+    idle_ttl_s: float = 900.0,
+) -> ToolscriptMCPServer:
+    """An ``mcp.server.mcpserver.MCPServer`` exposing ``run_script`` over ``runtime``.
+
+    Args:
+        runtime: the tools, backend and policy scripts run with.
+        name: the server name clients see.
+        single_client: one client per server (stdio): every run belongs to it.
+        max_sessions / idle_ttl_s: at most this many sessions (sandboxes) open;
+            one unused for ``idle_ttl_s`` seconds is closed.
+
+    The returned server's ``sessions`` (:class:`ScriptSessions`) hold the open
+    sessions; close them with ``server.sessions.close_all()`` when done. Serve
+    it over HTTP with :func:`~.http_gate.serve_http` (or mount
+    :func:`~.http_gate.http_app`).
+    """
+    sessions = ScriptSessions(runtime, max_sessions=max_sessions, idle_ttl_s=idle_ttl_s)
+    description = (
+        run_script_description(
+            runtime.render_stubs(),
+            modules=tuple(runtime.modules),
+            max_chars=runtime.limits.max_output_chars,
+        )
+        + SESSION_NOTE
+    )
+    server = ToolscriptMCPServer(
+        name,
+        instructions=(
+            "Programmatic tool calling: write a Python script for run_script that calls the "
+            "listed tools as functions; only the script's final value and output come back."
+        ),
+    )
+
+    def reply(payload: dict[str, Any], is_error: bool) -> CallToolResult:
+        text = json.dumps(payload, ensure_ascii=False, default=str)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content=payload,
+            is_error=is_error,
+        )
+
+    def refused(refusal: Refusal) -> CallToolResult:
+        error = {"type": refusal.type, "message": refusal.message}
+        return reply({"ok": False, "error": error, "session_id": None}, True)
+
+    def run_script(code: Code, ctx: Context, session_id: SessionId = None) -> CallToolResult:
+        lease = sessions.acquire(session_id, client_key(ctx, single_client))
+        if isinstance(lease, Refusal):
+            return refused(lease)
+        try:
+            result = lease.session.run(code)
+        finally:
+            sessions.release(lease)
+        return reply(result_payload(result, lease), not result.ok)
+
+    def reset_session(ctx: Context, session_id: SessionId = None) -> CallToolResult:
+        closed = sessions.reset(session_id, client_key(ctx, single_client))
+        return reply({"ok": closed, "session_id": session_id}, not closed)
+
+    server.add_tool(
+        run_script,
+        name=RUN_SCRIPT_NAME,
+        description=description,
+        annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True),
+    )
+    server.add_tool(
+        reset_session,
+        name="reset_session",
+        description="Close this connection's run_script session and forget its variables.",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True
+        ),
+    )
+    server.sessions = sessions
+    return server
