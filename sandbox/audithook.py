@@ -279,6 +279,15 @@ def make_hook(trust: Trust, sink: _AbortSink) -> Callable[[str, tuple[Any, ...]]
     return audit_hook
 
 
+_PREPARED: dict[tuple[str, ...], Trust] = {}
+
+
+def prepare_trust(code_runners: Iterable[str] = ()) -> None:
+    """Build the trust table ahead of :func:`install_audit_hook` (the fork server does,
+    once for all the sandboxes it forks: each is a copy of the same process)."""
+    _PREPARED[tuple(code_runners)] = build_trust(code_runners)
+
+
 def install_audit_hook(code_runners: Iterable[str] = ()) -> None:
     """Preload the reachable modules and install the hook (process backends only).
 
@@ -290,7 +299,7 @@ def install_audit_hook(code_runners: Iterable[str] = ()) -> None:
     if _installed:
         return
     preload()
-    trust = build_trust(code_runners)
+    trust = _PREPARED.get(tuple(code_runners)) or build_trust(code_runners)
     warnings.showwarning = _show_warning
     hook = make_hook(trust, _SINK)
     sys.addaudithook(hook)

@@ -6,11 +6,21 @@ said ``ready`` and refills itself in a background thread, so
 :meth:`WarmPool.acquire` usually hands one out in microseconds. A sandbox
 leaves the pool for good: the caller owns it and must close it. Sandboxes
 that die while idle are noticed on acquire (``is_alive()``) and replaced.
+
+With ``max_size`` above ``size`` the pool sizes itself from observed demand:
+by Little's law, the sandboxes taken while one is being started are
+``rate x start time``; the pool aims at twice that (bursts), between
+``size`` and ``max_size``, measuring the rate over the last ``window_s``
+seconds and the start time as a moving average. It grows when acquisitions
+come faster than single starts, and when demand falls it kills the idle
+sandboxes above the new target. All of this happens in the refill thread,
+never on the caller's path.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections import deque
@@ -52,12 +62,14 @@ class PoolStats:
         self.hits = 0
         self.misses = 0
         self.discarded_dead = 0
+        self.trimmed = 0
         self.last_error: BaseException | None = None
 
     def __repr__(self) -> str:
         return (
             f"PoolStats(started={self.started}, hits={self.hits}, misses={self.misses}, "
-            f"discarded_dead={self.discarded_dead}, start_failures={self.start_failures})"
+            f"discarded_dead={self.discarded_dead}, trimmed={self.trimmed}, "
+            f"start_failures={self.start_failures})"
         )
 
 
@@ -67,13 +79,23 @@ class WarmPool(Generic[H]):
     ``start`` makes one started sandbox (it may block for a while and may
     raise; failures are retried with a growing back-off, and the last error is
     kept in :attr:`stats`). The pool starts filling on construction.
+    ``max_size`` (above ``size``) turns on sizing from demand (see the module
+    docstring); :attr:`size` is then the current target. ``clock`` is for tests.
     """
 
-    def __init__(self, start: Callable[[], H], size: int, *, name: str = "pool") -> None:
+    def __init__(self, start: Callable[[], H], size: int, *, name: str = "pool",
+                 max_size: int | None = None, window_s: float = 10.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         if size < 1:
             raise ValueError("a warm pool needs size >= 1")
         self._start = start
         self.size = size
+        self.min_size = size
+        self.max_size = max(size, max_size or size)
+        self.window_s = window_s
+        self._clock = clock
+        self._taken: deque[float] = deque()
+        self._start_s: float | None = None
         self.name = name
         self.stats = PoolStats()
         self._idle: deque[H] = deque()
@@ -123,6 +145,8 @@ class WarmPool(Generic[H]):
                 self.stats.hits += 1
             else:
                 self.stats.misses += 1
+            if self.adaptive:
+                self._taken.append(self._clock())
             self.stats.discarded_dead += len(dead)
             self._cond.notify_all()
         for handle in dead:
@@ -131,7 +155,7 @@ class WarmPool(Generic[H]):
 
     def wait_ready(self, timeout: float, count: int | None = None) -> bool:
         """Block until ``count`` (default: ``size``) sandboxes are idle, or timeout."""
-        want = self.size if count is None else min(count, self.size)
+        want = self.size if count is None else min(count, self.max_size)
         deadline = time.monotonic() + timeout
         with self._cond:
             while len(self._idle) < want and not self._closed:
@@ -140,6 +164,23 @@ class WarmPool(Generic[H]):
                     return False
                 self._cond.wait(remaining)
             return len(self._idle) >= want
+
+    @property
+    def adaptive(self) -> bool:
+        """True when the pool sizes itself from demand (``max_size`` > ``size``)."""
+        return self.max_size > self.min_size
+
+    def target(self) -> int:
+        """The size demand calls for now (the fixed size unless :attr:`adaptive`)."""
+        if not self.adaptive:
+            return self.min_size
+        horizon = self._clock() - self.window_s
+        while self._taken and self._taken[0] < horizon:
+            self._taken.popleft()
+        rate = len(self._taken) / self.window_s
+        start_s = self._start_s if self._start_s is not None else 0.1
+        need = math.ceil(2 * rate * start_s)
+        return max(self.min_size, min(self.max_size, need))
 
     @property
     def idle(self) -> int:
@@ -159,16 +200,38 @@ class WarmPool(Generic[H]):
             self._thread.join(timeout)
 
     # ---------------------------------------------------------- refilling
+    def _record_start_time(self, seconds: float) -> None:
+        """Fold one start's duration into the moving average that sizing uses."""
+        previous = self._start_s
+        self._start_s = seconds if previous is None else 0.8 * previous + 0.2 * seconds
+
     def _fill(self) -> None:
         backoff = 0.0
         while True:
+            surplus: list[H] = []
             with self._cond:
-                while not self._closed and len(self._idle) + self._starting >= self.size:
-                    self._cond.wait()
+                while not self._closed:
+                    if self.adaptive:
+                        self.size = self.target()
+                        while len(self._idle) > self.size:
+                            surplus.append(self._idle.pop())
+                    if surplus or len(self._idle) + self._starting < self.size:
+                        break
+                    # Adaptive: wake now and then to let a fallen demand shrink the pool.
+                    self._cond.wait(self.window_s / 4 if self.adaptive else None)
                 if self._closed:
                     return
-                self._starting += 1
+                if not surplus:
+                    self._starting += 1
+            if surplus:
+                for extra in surplus:
+                    _kill_quietly(extra)
+                with self._cond:
+                    self.stats.trimmed += len(surplus)
+                    self._cond.notify_all()
+                continue
             handle: H | None = None
+            began = self._clock()
             try:
                 handle = self._start()
             except BaseException as exc:  # keep the pool alive whatever a start does
@@ -180,6 +243,7 @@ class WarmPool(Generic[H]):
                 backoff = min(max(backoff * 2, 0.25), 10.0)
             else:
                 backoff = 0.0
+                self._record_start_time(self._clock() - began)
             with self._cond:
                 self._starting -= 1
                 if handle is not None:

@@ -1,6 +1,10 @@
 """The subprocess backend: the sandbox server in its own process (the default).
 
-The child is ``python -I -m toolscript.sandbox`` with an empty environment
+By default each sandbox is forked from a fork server (:mod:`.zygote`, and
+``toolscript.sandbox.zygote`` inside it) that has already imported the
+sandbox, and becomes a sandbox server in a few milliseconds; with
+``zygote=False`` (or another ``python``) it is a new interpreter. Either way
+the child is ``python -I -m toolscript.sandbox``'s server with an empty environment
 (no API keys or anything else from the host), its own session and process
 group (a Ctrl-C at the terminal does not reach it, and closing the sandbox
 kills the whole group, so nothing it could have started outlives it), rlimits
@@ -32,12 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 from toolscript.sandbox.protocol import PROTOCOL_VERSION, FrameDecoder, FrameError, encode_frame
 from toolscript.sandbox.walls.config import TEST_HOOKS_FLAG, WallConfig
+from toolscript.sandbox.zygote import ZYGOTE_FLAG
 
 from toolscript.errors import ConfigurationError, SandboxStartError
 
 from ..limits import Limits
 from .base import Backend, SandboxDied, SandboxHandle, SandboxSpec
 from .pool import WarmPool, mark_exiting
+from .zygote import EXIT_UNKNOWN, ForkedProcess, Zygote, ZygoteDied
 
 if TYPE_CHECKING:
     from ..isolation import IsolationReport
@@ -58,17 +64,26 @@ atexit.register(_kill_all_at_exit)
 
 
 class ProcessHandle(SandboxHandle):
-    """A sandbox server child process speaking frames over pipes."""
+    """A sandbox server process speaking frames over pipes.
+
+    ``process`` is the host's child (a ``Popen``) or a
+    :class:`~.zygote.ForkedProcess` (a child of the zygote); ``fds`` are the
+    host's ends of the protocol pipes when they are not the ``Popen``'s.
+    """
 
     def __init__(
-        self, process: subprocess.Popen[bytes], spec: SandboxSpec, errfile: Any = None
+        self, process: subprocess.Popen[bytes] | ForkedProcess, spec: SandboxSpec,
+        errfile: Any = None, fds: tuple[int, int] | None = None,
     ) -> None:
         self.process = process
         self._errfile = errfile
         self.spec = spec
-        assert process.stdin is not None and process.stdout is not None
-        self._in = process.stdin.fileno()
-        self._out = process.stdout.fileno()
+        if fds is None:
+            assert isinstance(process, subprocess.Popen)
+            assert process.stdin is not None and process.stdout is not None
+            fds = (process.stdin.fileno(), process.stdout.fileno())
+        self._fds: tuple[int, ...] = fds
+        self._in, self._out = fds
         self._decoder = FrameDecoder()
         self._queue: list[dict[str, Any]] = []
         self._killed = False
@@ -91,6 +106,8 @@ class ProcessHandle(SandboxHandle):
     def recv(self, timeout: float | None) -> dict[str, Any]:
         if self._queue:
             return self._queue.pop(0)
+        if self._out < 0:
+            raise SandboxDied(self.death_reason(), self._describe_exit())
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
@@ -136,6 +153,8 @@ class ProcessHandle(SandboxHandle):
         code = self.process.returncode
         tail = self._stderr_tail.decode("utf-8", "replace").strip()
         where = f"; stderr: {tail[-500:]}" if tail else ""
+        if code == EXIT_UNKNOWN:
+            return f"sandbox process ended (its exit status was lost with the fork server){where}"
         if code is not None and code < 0:
             return f"sandbox process was killed by signal {signal.Signals(-code).name}{where}"
         return f"sandbox process exited with code {code}{where}"
@@ -159,15 +178,30 @@ class ProcessHandle(SandboxHandle):
         if not self._group_killed:
             # The whole process group (the sandbox leads it): anything it forked dies too.
             self._group_killed = True
-            with contextlib.suppress(OSError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+            if isinstance(self.process, ForkedProcess):
+                self.process.signal_group(signal.SIGKILL)
+            else:
+                with contextlib.suppress(OSError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
         if self.process.poll() is None:
             with contextlib.suppress(OSError):
                 self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
         self._read_stderr()
-        for stream in (self.process.stdin, self.process.stdout, self._errfile):
+        if isinstance(self.process, ForkedProcess):
+            if self._fds:
+                for fd in self._fds:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                self._fds = ()
+                self._in = self._out = -1
+            if self.process.poll() is not None:
+                self.process.release()
+            streams: tuple[Any, ...] = (self._errfile,)
+        else:
+            streams = (self.process.stdin, self.process.stdout, self._errfile)
+        for stream in streams:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
@@ -184,9 +218,12 @@ class ProcessHandle(SandboxHandle):
 
 
 def sandbox_command(python: str | None = None, walls: WallConfig | None = None,
-                    test_hooks: bool = False) -> list[str]:
-    """The command line of a sandbox server process."""
+                    test_hooks: bool = False, zygote: bool = False) -> list[str]:
+    """The command line of a sandbox server process (or, with ``zygote``, of the
+    fork server whose children are sandbox servers)."""
     command = [python or sys.executable, "-I", "-m", "toolscript.sandbox"]
+    if zygote:
+        command.append(ZYGOTE_FLAG)
     if walls is not None and walls != WallConfig():
         command += ["--walls", walls.to_json()]
     if test_hooks:
@@ -224,6 +261,11 @@ class SubprocessBackend(Backend):
         pool_size: sandboxes kept started and idle, so a new session does not
             wait for Python to start (0 = start one per session). The pool
             starts filling when the runtime is created.
+        pool_max: the most idle sandboxes the pool may keep when demand
+            calls for more than ``pool_size`` (it sizes itself from the
+            observed rate of new sessions and start time; see
+            :class:`~.pool.WarmPool`). Default: 4 with the zygote (idle
+            clones share the zygote's memory), ``pool_size`` without.
         walls: settings of the OS walls (a :class:`~toolscript.sandbox.walls.
             WallConfig` or its keys as a mapping, e.g. ``{"uid": 990,
             "gid": 990}``; default: every wall, uid/gid 65534 when the host
@@ -231,14 +273,26 @@ class SubprocessBackend(Backend):
             :meth:`isolation`, and ``require_isolation`` then refuses to run.
         test_hooks: tests only: start sandboxes with the flag that lets the
             test suite run unrestricted code in them (never in production).
+        zygote: fork each sandbox from a fork server that has already
+            imported the sandbox (milliseconds instead of a new interpreter;
+            the walls still go up in each sandbox after the fork). ``False``
+            starts a new interpreter per sandbox; the default (``None``) is
+            the zygote with the host's own interpreter and a new interpreter
+            per sandbox with another ``python`` (any program that speaks the
+            protocol on stdin/stdout).
     """
 
     name = "subprocess"
 
     def __init__(self, python: str | None = None, pool_size: int = 1,
                  walls: WallConfig | Mapping[str, Any] | None = None,
-                 test_hooks: bool = False) -> None:
+                 test_hooks: bool = False, zygote: bool | None = None,
+                 pool_max: int | None = None) -> None:
         self.python = python
+        self.use_zygote = python is None if zygote is None else zygote
+        self._zygote: Zygote | None = None
+        self._zygote_lock = threading.Lock()
+        self._closed = False
         try:
             self.walls = (walls if isinstance(walls, WallConfig)
                           else WallConfig.from_mapping(dict(walls or {})))
@@ -249,8 +303,10 @@ class SubprocessBackend(Backend):
         self._pool: WarmPool[ProcessHandle] | None = None
         if pool_size:
             default_spec = SandboxSpec(limits=Limits())
+            if pool_max is None:
+                pool_max = max(pool_size, 4) if self.use_zygote else pool_size
             self._pool = WarmPool(lambda: self._start(default_spec), pool_size,
-                                  name="subprocess")
+                                  name="subprocess", max_size=pool_max)
 
     def start(self, spec: SandboxSpec) -> SandboxHandle:
         """A started sandbox: from the warm pool when one is ready, else a new one."""
@@ -262,9 +318,20 @@ class SubprocessBackend(Backend):
         return self._start(spec)
 
     def shutdown(self) -> None:
-        """Kill the idle sandboxes of the pool."""
+        """Kill the idle sandboxes of the pool and the fork server (sandboxes that
+        sessions hold stay with them)."""
         if self._pool is not None:
             self._pool.shutdown()
+        with self._zygote_lock:
+            self._closed = True
+            zygote, self._zygote = self._zygote, None
+        if zygote is not None:
+            zygote.close()
+
+    @property
+    def zygote(self) -> Zygote | None:
+        """The running fork server, if any (tests and diagnostics)."""
+        return self._zygote
 
     def isolation(self, spec: SandboxSpec | None = None) -> IsolationReport:
         """The walls of this backend's sandboxes, as the last one started reported them
@@ -276,6 +343,56 @@ class SubprocessBackend(Backend):
         return report_from_walls(self.name, self._last_walls)
 
     def _start(self, spec: SandboxSpec) -> ProcessHandle:
+        if self.use_zygote:
+            return self._fork(spec)
+        return self._spawn(spec)
+
+    def _fork(self, spec: SandboxSpec) -> ProcessHandle:
+        """A sandbox forked from the zygote (started, or restarted after it died, here)."""
+        for attempt in range(2):
+            zygote = self._live_zygote(spec.startup_timeout_s)
+            try:
+                return self._fork_from(zygote, spec)
+            except ZygoteDied:
+                if attempt:
+                    raise SandboxStartError(
+                        "the sandbox fork server died twice in a row while starting a sandbox: "
+                        f"{zygote.last_words()}") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _live_zygote(self, timeout: float) -> Zygote:
+        with self._zygote_lock:
+            if self._closed:
+                raise SandboxStartError("the backend was shut down")
+            command = sandbox_command(self.python, self.walls, self.test_hooks, zygote=True)
+            current = self._zygote
+            # A new zygote if none runs, it died, or the settings changed since it started.
+            if current is None or not current.alive or current.command != command:
+                if current is not None:
+                    current.close()
+                current = self._zygote = Zygote(command, timeout)
+            return current
+
+    def _fork_from(self, zygote: Zygote, spec: SandboxSpec) -> ProcessHandle:
+        errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - owned by the handle
+        to_child, to_host = os.pipe(), os.pipe()
+        try:
+            process = zygote.spawn(to_child[0], to_host[1], errfile.fileno(),
+                                   spec.startup_timeout_s)
+        except BaseException:
+            for fd in (*to_child, *to_host):
+                os.close(fd)
+            errfile.close()
+            raise
+        os.close(to_child[0])
+        os.close(to_host[1])
+        handle = ProcessHandle(process, spec, errfile, fds=(to_child[1], to_host[0]))
+        ready = wait_ready(handle, spec.startup_timeout_s)
+        self._last_walls = ready.get("walls")
+        return handle
+
+    def _spawn(self, spec: SandboxSpec) -> ProcessHandle:
+        """A sandbox started as a new interpreter."""
         # stderr goes to an unlinked file, never a pipe: a chatty child must not
         # block on a full pipe, and the tail explains a crash.
         errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - owned by the handle

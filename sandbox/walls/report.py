@@ -21,6 +21,7 @@ WALL_NAMES: tuple[str, ...] = (
     "process_limit",
     "process_group",
     "host_environ",
+    "audit_hook",
 )
 """Every wall, in the order reports list them."""
 
@@ -34,6 +35,8 @@ WALL_SUMMARIES: dict[str, str] = {
     "process_limit": "RLIMIT_NPROC on the sandbox's uid",
     "process_group": "its own session and process group, killed as a whole on close",
     "host_environ": "the host's environment (/proc/<parent>/environ) is unreadable",
+    "audit_hook": "a PEP 578 audit hook refuses compile/exec/open/socket/process/import "
+                  "events once the sandbox has started",
 }
 """One line per wall, for documentation and ``toolscript doctor``."""
 

@@ -28,8 +28,8 @@ import pytest
 from backend_marks import docker_only
 from toolscript.runtime.backends.base import SandboxDied
 from toolscript.runtime.backends.subprocess import SubprocessBackend
-from toolscript.runtime.config import runtime_from_config
 from toolscript.runtime.isolation import WALL_NAMES
+from toolscript.runtime.runtime import runtime_from_config
 from toolscript.sandbox.walls import WallConfig
 from walled import ATTEMPT, Walled, walled
 
@@ -59,6 +59,7 @@ def assert_refused(outcomes: dict[str, str], errors: tuple[str, ...] = ("EPERM",
 def test_every_wall_is_reported_active(sandbox: Walled) -> None:
     assert list(sandbox.walls) == list(WALL_NAMES)
     missing = {k: v["detail"] for k, v in sandbox.walls.items() if not v["active"]}
+    missing.pop("audit_hook")  # test-mode sandboxes install it from test code (test_audit_hook)
     if not HOST_IS_ROOT:  # RLIMIT_NPROC needs the uid drop; a netns root or user namespaces
         missing.pop("process_limit", None)
         if "user namespaces" in missing.get("network", ""):
@@ -393,7 +394,7 @@ def test_doctor_fails_when_a_required_wall_is_missing(tmp_path: Path) -> None:
     assert "landlock       MISSING  disabled by configuration" in done.stdout
     inprocess = doctor("--backend", "inprocess", "--require", "seccomp", cwd=tmp_path)
     assert inprocess.returncode == 1
-    assert "0 of 9 walls active" in inprocess.stdout
+    assert "0 of 10 walls active" in inprocess.stdout
 
 
 def test_the_non_root_path_gets_its_own_network_via_a_user_namespace(tmp_path: Path) -> None:

@@ -1,0 +1,312 @@
+"""The host's side of the sandbox fork server (see ``toolscript.sandbox.zygote``).
+
+:class:`Zygote` starts one ``python -I -m toolscript.sandbox --zygote``
+process and talks to it over a ``SOCK_SEQPACKET`` socket pair: a ``spawn``
+request carries the new session's descriptors, the answer carries the
+child's pid and a pidfd. A reader thread routes the answers to the waiting
+callers and the children's exit statuses (forwarded by the zygote, which is
+their parent) to :class:`ForkedProcess` records.
+
+A forked sandbox is not the host's child, so its liveness comes from its
+pidfd (readable once it has exited) and its exit status from the zygote. If
+the zygote dies, its children keep serving their sessions (they hold their
+own pipes to the host); an exit status the zygote can no longer forward is
+reported as unknown. Every child also holds the host's lifeline (the read
+end of a pipe whose write end only this process holds), so none outlives
+the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+from typing import Any
+
+from toolscript.errors import SandboxStartError
+
+__all__ = ["EXIT_UNKNOWN", "ForkedProcess", "Zygote", "ZygoteDied"]
+
+EXIT_UNKNOWN = -(1 << 16)
+"""The exit code of a forked sandbox whose status was lost with its zygote."""
+
+_LIFELINE: list[int] = []
+_LIFELINE_LOCK = threading.Lock()
+
+
+def lifeline() -> int:
+    """The read end of this process's lifeline pipe (its end of file = the host died)."""
+    with _LIFELINE_LOCK:
+        if not _LIFELINE:
+            read_end, write_end = os.pipe()  # both close-on-exec: no other program holds them
+            _LIFELINE[:] = [read_end, write_end]
+        return _LIFELINE[0]
+
+
+class ZygoteDied(Exception):
+    """The zygote ended before it answered (the caller may start a new one)."""
+
+
+class ForkedProcess:
+    """A sandbox process forked by a :class:`Zygote`: pid, pidfd and exit status."""
+
+    def __init__(self, pid: int, pidfd: int) -> None:
+        self.pid = pid
+        self.pidfd = pidfd
+        self.returncode: int | None = None
+        self.orphaned = False
+        """Set when the zygote died: no exit status will come."""
+        self._done = threading.Event()
+
+    def exited(self) -> bool:
+        """True once the process has ended (its pidfd is readable)."""
+        if self._done.is_set():
+            return True
+        try:
+            readable, _, _ = select.select([self.pidfd], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
+
+    def poll(self) -> int | None:
+        """The exit code (negative: killed by that signal) once known, else ``None``.
+
+        A process that has exited but whose status has not arrived yet is
+        waited for briefly; :data:`EXIT_UNKNOWN` if it never comes.
+        """
+        if self._done.is_set():
+            return self.returncode
+        if not self.exited():
+            return None
+        if not self.orphaned:
+            self._done.wait(2.0)
+        return self.returncode if self._done.is_set() else EXIT_UNKNOWN
+
+    def wait(self, timeout: float) -> int:
+        """Wait up to ``timeout`` s for the process to end and return its exit code
+        (``subprocess.TimeoutExpired`` if it runs on, like ``Popen.wait``)."""
+        if not self._done.is_set():
+            with contextlib.suppress(OSError, ValueError):
+                select.select([self.pidfd], [], [], timeout)
+        code = self.poll()
+        if code is None:
+            raise subprocess.TimeoutExpired(f"sandbox {self.pid}", timeout)
+        return code
+
+    def kill(self) -> None:
+        """SIGKILL the process itself (by pidfd)."""
+        if not self.exited():
+            with contextlib.suppress(OSError, ValueError):
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+
+    def signal_group(self, signum: int) -> None:
+        """Send ``signum`` to the process's group and to the process itself (by pidfd:
+        never to a later process that reuses the pid)."""
+        if self.exited():
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signum)  # its own group since setsid (none yet: ESRCH)
+        with contextlib.suppress(OSError, ValueError):
+            signal.pidfd_send_signal(self.pidfd, signum)
+
+    def set_status(self, status: int | None) -> None:
+        """Record the wait status from the zygote (``None``: lost with the zygote)."""
+        if self._done.is_set():
+            return
+        self.returncode = (os.waitstatus_to_exitcode(status) if status is not None
+                           else EXIT_UNKNOWN)
+        self._done.set()
+
+    def release(self) -> None:
+        """Close the pidfd (after the process is gone)."""
+        with contextlib.suppress(OSError):
+            os.close(self.pidfd)
+        self.pidfd = -1
+
+
+class Zygote:
+    """One fork server process and the reader thread that listens to it."""
+
+    def __init__(self, command: list[str], startup_timeout_s: float = 30.0) -> None:
+        self.command = list(command)
+        host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._errfile = tempfile.TemporaryFile(prefix="toolscript-zygote-")  # noqa: SIM115
+        try:
+            self.process = subprocess.Popen(
+                command, stdin=zygote_end.fileno(), stdout=subprocess.DEVNULL,
+                stderr=self._errfile, env={}, cwd="/", close_fds=True,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            host_end.close()
+            self._errfile.close()
+            raise SandboxStartError(f"cannot start the sandbox fork server: {exc}") from None
+        finally:
+            zygote_end.close()
+        self._control = host_end
+        self._send_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: dict[int, list[Any]] = {}
+        self._children: dict[int, ForkedProcess] = {}
+        self._early_exits: dict[int, int] = {}
+        self._dead = False
+        self._last_words = ""
+        readable, _, _ = select.select([host_end], [], [], startup_timeout_s)
+        ready = self._recv()[0] if readable else None
+        if not ready or ready.get("op") != "ready":
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(5)  # it is exiting: let it finish saying why
+            self.kill()
+            raise SandboxStartError(f"the sandbox fork server did not start: {self.last_words()}")
+        self._thread = threading.Thread(target=self._read, name="toolscript-zygote", daemon=True)
+        self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        """True while the zygote answers."""
+        return not self._dead and self.process.poll() is None
+
+    def spawn(self, reader: int, writer: int, stderr: int, timeout: float) -> ForkedProcess:
+        """Fork one sandbox with these descriptors as its protocol and stderr.
+
+        Raises :class:`ZygoteDied` if the zygote is gone and
+        :class:`~toolscript.errors.SandboxStartError` if the fork failed.
+        """
+        request_id = next(self._ids)
+        slot: list[Any] = [threading.Event(), None]
+        with self._lock:
+            if self._dead:
+                raise ZygoteDied("the sandbox fork server is gone")
+            self._pending[request_id] = slot
+        data = json.dumps({"op": "spawn", "id": request_id}).encode()
+        try:
+            with self._send_lock:
+                socket.send_fds(self._control, [data], [reader, writer, stderr, lifeline()])
+        except OSError as exc:
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise ZygoteDied(f"the sandbox fork server is gone: {exc}") from None
+        if not slot[0].wait(timeout):
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise SandboxStartError(f"the sandbox fork server did not answer in {timeout:g} s")
+        answer = slot[1]
+        if isinstance(answer, ForkedProcess):
+            return answer
+        if answer is None:
+            raise ZygoteDied("the sandbox fork server died during the request")
+        raise SandboxStartError(f"cannot start the sandbox: {answer}")
+
+    def kill(self) -> None:
+        """Kill the zygote (its control socket closes; see :meth:`close`)."""
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
+        self._finish()
+
+    def close(self) -> None:
+        """Close the control socket: the zygote kills its remaining children and exits."""
+        with contextlib.suppress(OSError):
+            self._control.shutdown(socket.SHUT_RDWR)
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self._finish()
+
+    # ------------------------------------------------------------------ internals
+    def _recv(self) -> tuple[dict[str, Any] | None, list[int]]:
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(self._control, 65536, 1)
+        except OSError:
+            return None, []
+        if not data:
+            return None, fds
+        return json.loads(data), fds
+
+    def _read(self) -> None:
+        while True:
+            message, fds = self._recv()
+            if message is None:
+                for fd in fds:
+                    os.close(fd)
+                self._finish()
+                return
+            op = message.get("op")
+            if op == "exit":
+                self._on_exit(int(message["pid"]), int(message["status"]))
+            elif op in ("spawned", "failed"):
+                self._on_answer(message, fds)
+            else:
+                for fd in fds:
+                    os.close(fd)
+
+    def _on_answer(self, message: dict[str, Any], fds: list[int]) -> None:
+        answer: Any = message.get("error") or "no reason given"
+        if message.get("op") == "spawned" and fds:
+            answer = ForkedProcess(int(message["pid"]), fds[0])
+            fds = fds[1:]
+        for fd in fds:
+            os.close(fd)
+        with self._lock:
+            slot = self._pending.pop(int(message.get("id") or 0), None)
+            if isinstance(answer, ForkedProcess):
+                self._children[answer.pid] = answer
+                early = self._early_exits.pop(answer.pid, None)
+                if early is not None:
+                    answer.set_status(early)
+        if slot is None:  # the caller gave up waiting: nobody will use this sandbox
+            if isinstance(answer, ForkedProcess):
+                answer.signal_group(signal.SIGKILL)
+            return
+        slot[1] = answer
+        slot[0].set()
+
+    def _on_exit(self, pid: int, status: int) -> None:
+        with self._lock:
+            child = self._children.pop(pid, None)
+            if child is None:  # the exit overtook the answer that names the child
+                self._early_exits[pid] = status
+                return
+        child.set_status(status)
+
+    def _finish(self) -> None:
+        with self._lock:
+            if self._dead:
+                return
+            self._dead = True
+            pending = list(self._pending.values())
+            self._pending.clear()
+            children = list(self._children.values())
+            self._children.clear()
+        for slot in pending:
+            slot[0].set()
+        for child in children:
+            child.orphaned = True
+            if child.exited():
+                child.set_status(None)
+        with contextlib.suppress(OSError):
+            self._control.close()
+        self._last_words = self._stderr()
+        with contextlib.suppress(OSError):
+            self._errfile.close()
+
+    def last_words(self) -> str:
+        """The end of the zygote's stderr (why it died)."""
+        return (self._last_words if self._dead else self._stderr()) or "no output"
+
+    def _stderr(self) -> str:
+        try:
+            self._errfile.seek(0)
+            return self._errfile.read()[-2000:].decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""

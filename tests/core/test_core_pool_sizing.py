@@ -1,0 +1,122 @@
+"""The warm pool sizes itself from observed demand, in its refill thread.
+
+The pool is generic over what it keeps; here it keeps small real objects
+(their "start" is instant) and reads time from a clock the test moves, so
+demand is exact and nothing depends on how fast the machine is. The pool
+of the subprocess backend is checked with real sandboxes at the end.
+"""
+
+from __future__ import annotations
+
+from toolscript.runtime.backends.pool import WarmPool
+from toolscript.runtime.backends.subprocess import SubprocessBackend
+
+
+class Box:
+    """A poolable object that records whether it was killed."""
+
+    def __init__(self) -> None:
+        self.alive = True
+
+    def is_alive(self) -> bool:
+        return self.alive
+
+    def kill(self) -> None:
+        self.alive = False
+
+
+class FixedStartPool(WarmPool[Box]):
+    """A pool whose measured start time is set by the test (real starts here are instant)."""
+
+    def _record_start_time(self, seconds: float) -> None:
+        pass
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _pool(clock: Clock, started: list[Box], *, size: int = 1, max_size: int = 6,
+          start_s: float = 0.5) -> WarmPool[Box]:
+    def start() -> Box:
+        box = Box()
+        started.append(box)
+        return box
+
+    pool = FixedStartPool(start, size, name="test", max_size=max_size, window_s=10.0,
+                          clock=clock)
+    pool._start_s = start_s
+    return pool
+
+
+def test_a_fixed_pool_stays_fixed() -> None:
+    pool = WarmPool(Box, 2, name="fixed")
+    try:
+        assert not pool.adaptive and pool.target() == 2
+        assert pool.wait_ready(30.0)
+        for _ in range(20):
+            pool.acquire()
+        assert pool.target() == 2
+    finally:
+        pool.shutdown()
+
+
+def test_the_pool_grows_with_demand_and_stays_within_its_bounds() -> None:
+    clock = Clock()
+    started: list[Box] = []
+    pool = _pool(clock, started)
+    try:
+        assert pool.wait_ready(30.0) and pool.target() == 1
+        for _ in range(10):  # 10 sessions in the window: 1/s x 0.5 s start x 2 = 1
+            pool.acquire(wait_s=5.0)
+        assert pool.target() == 1
+        for _ in range(30):  # 40 in the window: 4/s x 0.5 s x 2 = 4
+            pool.acquire(wait_s=5.0)
+        assert pool.target() == 4
+        assert pool.wait_ready(30.0, count=4)
+        assert pool.idle == 4
+        for _ in range(200):
+            pool.acquire(wait_s=5.0)
+        assert pool.target() == 6  # max_size
+    finally:
+        pool.shutdown()
+
+
+def test_when_demand_falls_the_surplus_is_killed_off_the_callers_path() -> None:
+    clock = Clock()
+    started: list[Box] = []
+    pool = _pool(clock, started)
+    try:
+        for _ in range(40):
+            pool.acquire(wait_s=5.0)
+        assert pool.wait_ready(30.0, count=4)
+        idle = list(pool._idle)
+        clock.now += 60.0  # a quiet minute: no acquisition in the window
+        assert pool.target() == 1
+        with pool._cond:
+            pool._cond.notify_all()  # what the refill thread's periodic wake-up does
+            assert pool._cond.wait_for(lambda: pool.stats.trimmed == 3, 30.0)
+            assert pool.idle == 1
+        assert sum(not box.alive for box in idle) == 3
+    finally:
+        pool.shutdown()
+
+
+def test_the_subprocess_pool_sizes_itself_with_the_zygote() -> None:
+    backend = SubprocessBackend(pool_size=1)
+    try:
+        assert backend._pool is not None and backend._pool.adaptive
+        assert backend._pool.max_size == 4
+    finally:
+        backend.shutdown()
+    direct = SubprocessBackend(pool_size=1, zygote=False)
+    try:
+        assert direct._pool is not None and not direct._pool.adaptive
+    finally:
+        direct.shutdown()
