@@ -158,7 +158,7 @@ def preload() -> None:
     Idempotent; call it before the OS walls go up (they may take away reading
     the Python installation); :func:`.audithook.install_audit_hook` calls it again.
     """
-    from . import modules
+    from . import modules, zonedata
 
     names = [*modules.DEFAULT_MODULES, *modules.OPTIONAL_MODULES,
              *sorted(modules.INTERNAL_IMPORTS), *LAZY_STDLIB_IMPORTS,
@@ -169,3 +169,4 @@ def preload() -> None:
         except (ImportError, OSError):  # pragma: no cover - missing from this build
             continue
     modules.private_copy_codes()
+    zonedata.preload()  # the zoneinfo facade reads no file once the hook stands

@@ -3,14 +3,15 @@
 RestrictedPython 9 removed ``sorted``, ``zip``, ``tuple`` and ``bytes`` from
 its ``safe_builtins`` because they iterate in C past ``_getiter_``. This
 sandbox has no iteration guard to bypass (see :mod:`.policy`: nothing a
-script can reach is a security proxy), so the real functions are safe here;
-``bytes``/``bytearray`` get a size cap because ``bytes(10**10)`` allocates in
-one C call.
+script can reach is a security proxy), so the real functions are safe here.
+``bytes``/``bytearray`` are the real types; calls by those names pass a size
+check (:func:`sized_call`) because ``bytes(10**10)`` allocates in one C call.
 """
 
 from __future__ import annotations
 
 import builtins as _builtins
+import operator as _operator
 from collections.abc import Callable
 from typing import Any
 
@@ -38,16 +39,26 @@ _EXCEPTIONS = (
 MAX_BYTES_LENGTH = 64 * 1024 * 1024
 
 
-def _sized(kind: type) -> Callable[..., Any]:
-    def make(source: Any = b"", *args: Any) -> Any:
-        if type(source) is int and source > MAX_BYTES_LENGTH:
-            raise MemoryError(f"{kind.__name__}({source}) exceeds the sandbox limit of "
-                              f"{MAX_BYTES_LENGTH} bytes")
-        return kind(source, *args)
+def sized_call(kind: Any, *args: Any, **kwargs: Any) -> Any:
+    """``bytes(...)``/``bytearray(...)`` as the policy compiles calls by those names:
+    a size argument above :data:`MAX_BYTES_LENGTH` is refused before the one C call
+    that would allocate it. Other routes to the same allocation (an alias of the
+    type, ``b'0' * n``) meet the process's memory limit, like ``'x' * n`` does."""
+    if kind is bytes or kind is bytearray:
+        source = args[0] if args else kwargs.get("source")
+        buffer = isinstance(source, (str, bytes, bytearray, memoryview)) or hasattr(
+            type(source), "__bytes__")
+        if source is not None and not buffer and hasattr(type(source), "__index__"):
+            size = _operator.index(source)
+            if size > MAX_BYTES_LENGTH:
+                raise MemoryError(f"{kind.__name__}({size}) exceeds the sandbox limit of "
+                                  f"{MAX_BYTES_LENGTH} bytes")
+    return kind(*args, **kwargs)
 
-    make.__name__ = kind.__name__
-    make.__qualname__ = kind.__name__
-    return make
+
+def _breakpoint(*args: Any, **kwargs: Any) -> None:
+    raise NotImplementedError("breakpoint() is not available in the sandbox: print() the values "
+                              "you want to inspect")
 
 
 def _dir(guards: Guards) -> Callable[..., list[str]]:
@@ -76,12 +87,17 @@ def make_builtins(
             "vars": guards.vars,
             "dir": _dir(guards),
             "pow": guards.pow,
-            "bytes": _sized(bytes),
-            "bytearray": _sized(bytearray),
+            "bytes": bytes,
+            "bytearray": bytearray,
+            "_bytes_": sized_call,
             "print": print_function,
+            "breakpoint": _breakpoint,
             "__import__": import_function,
             "__build_class__": guards.build_class,
             "_match_class_": guards.match_classes,
+            "_ipow_": guards.ipow,
+            "_ilshift_": guards.ilshift,
+            "_augment_": guards.augment,
             "__name__": "__sandbox__",
         }
     )

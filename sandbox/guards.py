@@ -14,6 +14,7 @@ import contextlib
 import decimal
 import functools
 import json
+import operator as _operator
 import random
 import string
 import sys
@@ -589,23 +590,49 @@ class Guards:
     # --- arithmetic ----------------------------------------------------------------
     def pow(self, base: Any, exponent: Any, modulus: Any = None) -> Any:
         """``**`` and ``pow()``, refusing integers larger than :data:`MAX_INT_BITS`."""
-        if modulus is None and type(base) is int and type(exponent) is int and exponent > 1:
+        if modulus is None:
+            self._check_pow(base, exponent)
+            return base**exponent
+        return pow(base, exponent, modulus)
+
+    def lshift(self, value: Any, shift: Any) -> Any:
+        """``<<``, refusing integers larger than :data:`MAX_INT_BITS`."""
+        self._check_lshift(value, shift)
+        return value << shift
+
+    def _check_pow(self, base: Any, exponent: Any) -> None:
+        if type(base) is int and type(exponent) is int and exponent > 1:
             bits = abs(base).bit_length()
             if bits > 1 and (bits - 1) * exponent > MAX_INT_BITS:
                 self._limit(
                     f"{base if bits < 64 else 'a large integer'} ** {exponent} would have more "
                     f"than {MAX_INT_BITS:,} bits; the sandbox refuses integers that large"
                 )
-        if modulus is None:
-            return base**exponent
-        return pow(base, exponent, modulus)
 
-    def lshift(self, value: Any, shift: Any) -> Any:
-        """``<<``, refusing integers larger than :data:`MAX_INT_BITS`."""
+    def _check_lshift(self, value: Any, shift: Any) -> None:
         if (type(value) is int and type(shift) is int and shift > 0 and value
                 and value.bit_length() + shift > MAX_INT_BITS):
             self._limit(f"<< {shift} would build an integer of more than {MAX_INT_BITS:,} bits")
-        return value << shift
+
+    def ipow(self, base: Any, exponent: Any) -> Any:
+        """``**=`` (``__ipow__`` first, as in CPython), with the limit of :meth:`pow`."""
+        self._check_pow(base, exponent)
+        return _operator.ipow(base, exponent)  # type: ignore[no-untyped-call]
+
+    def ilshift(self, value: Any, shift: Any) -> Any:
+        """``<<=`` (``__ilshift__`` first), with the limit of :meth:`lshift`."""
+        self._check_lshift(value, shift)
+        return _operator.ilshift(value, shift)  # type: ignore[no-untyped-call]
+
+    def augment(self, op: str, obj: Any, key: Any, value: Any, is_attribute: bool) -> None:
+        """``obj.key **= value``/``obj[key] <<= value`` and friends (see
+        :meth:`.policy.SandboxPolicy.visit_AugAssign`): the object of an attribute
+        target has passed :meth:`write`; the read follows the ``getattr`` rules."""
+        apply = self.ipow if op == "pow" else self.ilshift
+        if is_attribute:
+            setattr(obj, key, apply(self.dynamic_getattr(obj, key), value))
+        else:
+            obj[key] = apply(obj[key], value)
 
     def _limit(self, message: str) -> None:
         """End the run with ``integer_limit``; recorded first so that no

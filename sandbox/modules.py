@@ -22,17 +22,18 @@ import random as _random
 from collections.abc import Callable
 from typing import Any
 
-from . import classfacades
+from . import classfacades, datafacades, zonedata
 from .guards import Guards, ModuleFacade
 
 DEFAULT_MODULES: tuple[str, ...] = (
     "math", "statistics", "json", "re", "datetime", "collections", "collections.abc",
     "itertools", "functools", "dataclasses", "typing", "string", "decimal", "fractions",
-    "random", "operator", "textwrap",
+    "random", "operator", "textwrap", "time", "enum", "heapq", "bisect", "copy",
+    "unicodedata", "hashlib", "base64", "csv", "io", "uuid", "zoneinfo", "queue",
 )
 """Modules a script may import unless the runtime is configured otherwise."""
 
-OPTIONAL_MODULES: tuple[str, ...] = ("copy", "enum", "bisect", "heapq", "calendar")
+OPTIONAL_MODULES: tuple[str, ...] = ("calendar",)
 """Further modules with facades that a runtime may allow."""
 
 _EXCLUDED: dict[str, frozenset[str]] = {
@@ -128,7 +129,7 @@ def _operator_members(guards: Guards) -> dict[str, Any]:
     members["attrgetter"] = attrgetter
     members["methodcaller"] = methodcaller
     # the integer-size limits of ``**`` and ``<<`` hold for the operator functions too
-    members.update(pow=guards.pow, ipow=guards.pow, lshift=guards.lshift, ilshift=guards.lshift)
+    members.update(pow=guards.pow, ipow=guards.ipow, lshift=guards.lshift, ilshift=guards.ilshift)
     return members
 
 
@@ -169,6 +170,18 @@ def _module_code(name: str) -> tuple[Any, Any]:
 
 _PRIVATE_COPIES = frozenset({"textwrap"})
 
+_DATA_FACADES: dict[str, Callable[[Guards], dict[str, Any]]] = {
+    "time": datafacades.time_members,
+    "copy": lambda guards: datafacades.copy_members(),
+    "hashlib": lambda guards: datafacades.hashlib_members(),
+    "io": lambda guards: datafacades.io_members(),
+    "csv": datafacades.csv_members,
+    "uuid": lambda guards: datafacades.uuid_members(),
+    "queue": datafacades.queue_members,
+    "zoneinfo": lambda guards: zonedata.zoneinfo_members(),
+}
+"""Facades built from an explicit member list (see :mod:`.datafacades`)."""
+
 
 def private_copy_codes() -> list[Any]:
     """The code objects of the privately copied modules (loaded now if not yet)."""
@@ -192,6 +205,9 @@ def build_facade(name: str, guards: Guards) -> ModuleFacade:
         return ModuleFacade(name, classfacades.enum_members(members))
     if name == "decimal":
         return ModuleFacade(name, _decimal_members())
+    special = _DATA_FACADES.get(name)
+    if special is not None:
+        return ModuleFacade(name, special(guards))
     if name in _PRIVATE_COPIES:
         members = _public_members(_private_copy(name), name)
         guards.writable_instances += tuple(

@@ -109,13 +109,29 @@ minus the exclusions in :mod:`.modules`):
   ``final`` and ``runtime_checkable`` write only to the script's objects;
   ``overload`` keeps no process-wide registry; ``get_type_hints`` excluded
   (evaluates strings);
-* copy (optional) - the real functions: the reduce/deepcopy/getstate/setstate
-  methods a copy consults can only come from standard-library classes (no
-  class body defines them, nothing plants them on instances);
-* enum (optional) - ``Enum``/``IntEnum``/``StrEnum``/``Flag``/``IntFlag`` are
+* copy - ``copy``/``deepcopy`` over the real functions: the reduce/deepcopy/
+  getstate/setstate methods a copy consults can only come from standard-library
+  classes (no class body defines them, nothing plants them on instances), and
+  ``deepcopy`` takes no memo (a memo substitutes the state ``copy`` writes onto
+  the new object); ``replace`` excluded (``dataclasses.replace`` checks names);
+* enum - ``Enum``/``IntEnum``/``StrEnum``/``Flag``/``IntFlag`` are
   subclasses whose metaclass checks the functional API's member names;
   metaclasses, ``global_*`` (write module globals), ``pickle_by_*`` (hand out
-  the real ``getattr``), ``property`` and ``ReprEnum`` excluded.
+  the real ``getattr``), ``property`` and ``ReprEnum`` excluded;
+* unicodedata, base64 - functions over strings and bytes;
+* time, hashlib, io, csv, uuid, queue - explicit lists (:mod:`.datafacades`):
+  ``sleep`` ends when the run is aborted, no member reads files, changes
+  process-wide settings or blocks a single-threaded script forever;
+* zoneinfo - zones from tz data read before the script starts; a key is
+  looked up, never made into a path (:mod:`.zonedata`).
+
+Class bodies may define every special method of the numeric protocol and
+bind one by assignment (``__radd__ = __add__``; not ``__exit__``, which must
+be a ``def`` so that it gets its abort check). ``**=`` and ``<<=`` on names,
+attributes and items keep the integer limit (``_ipow_``/``_ilshift_``/
+``_augment_``); calls of ``bytes``/``bytearray`` by name pass a size check
+(``_bytes_``). A script may rebind any builtin name except the guard names
+(:data:`GUARD_NAMES`).
 """
 
 from __future__ import annotations
@@ -128,7 +144,6 @@ from types import CodeType
 from typing import Any
 
 from RestrictedPython.transformer import (
-    FORBIDDEN_FUNC_NAMES,
     INSPECT_ATTRIBUTES,
     RestrictingNodeTransformer,
     copy_locations,
@@ -146,9 +161,39 @@ ALLOWED_DUNDER_METHODS = frozenset(
         "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__matmul__",
         "__neg__", "__pos__", "__abs__", "__round__", "__int__", "__float__",
         "__and__", "__or__", "__xor__", "__rand__", "__ror__", "__rxor__",
+        "__itruediv__", "__ifloordiv__", "__imod__", "__ipow__", "__imatmul__",
+        "__iand__", "__ior__", "__ixor__", "__irshift__", "__ilshift__",
+        "__pow__", "__rpow__", "__rshift__", "__lshift__", "__rrshift__", "__rlshift__",
+        "__rmatmul__", "__invert__", "__divmod__", "__rdivmod__", "__index__",
+        "__complex__", "__trunc__", "__floor__", "__ceil__",
     }
 )
 """Special methods a script may define in a class body."""
+
+SIZED_CONSTRUCTORS = frozenset({"bytes", "bytearray"})
+"""Builtin types whose calls by name go through ``_bytes_`` (a size check)."""
+
+ENUM_HOOKS = frozenset({"_missing_", "_generate_next_value_"})
+"""``enum`` hooks a class body may define: the enum machinery calls them with the
+class and a value, nothing else."""
+
+ASSIGNABLE_DUNDER_METHODS = ALLOWED_DUNDER_METHODS - {"__exit__"}
+"""Special methods a class body may also bind by assignment (``__radd__ = __add__``,
+``__hash__ = None``): calling the value is what the script could do itself.
+``__exit__`` must be a ``def``, which the policy gives an abort check."""
+
+SPECIAL_ATTRIBUTE_SUBSTITUTES = {
+    "__dict__": "use vars(obj)",
+    "__module__": "use type(obj).__name__",
+    "__bases__": "use isinstance() or issubclass()",
+    "__mro__": "use isinstance() or issubclass()",
+    "__annotations__": "use dataclasses.fields(cls)",
+    "__slots__": "use a dataclass(slots=True)",
+    "__len__": "use len(x)",
+    "__getitem__": "use x[key]",
+    "__call__": "call the object: f(...)",
+}
+"""What to write instead of reading a hidden special attribute, named in the refusal."""
 
 PLAIN_DUNDER_READS = frozenset({"__name__", "__qualname__", "__doc__", "__init__"})
 """Dunder attributes any object may expose: strings and the bound initializer."""
@@ -201,6 +246,46 @@ HINTS = {
     "AsyncWith": "async with is not supported: use a plain with statement or none.",
     "TryStar": "except* is not supported: use a plain except clause.",
 }
+
+
+IMPORT_SUBSTITUTES: dict[str, str] = {
+    "os": "tools for files and the environment; string methods for paths",
+    "os.path": "string methods (str.rsplit('/', 1), str.endswith) for paths",
+    "pathlib": "string methods for paths; the tools for files",
+    "sys": "print() for output; raise an exception to stop",
+    "subprocess": "the tools", "shutil": "the tools", "glob": "the tools",
+    "requests": "the tools", "urllib": "the tools", "urllib.parse": "the tools",
+    "http": "the tools", "httpx": "the tools", "socket": "the tools",
+    "threading": "parallel(...) for concurrent tool calls",
+    "concurrent.futures": "parallel(...) for concurrent tool calls",
+    "asyncio": "parallel(...) for concurrent tool calls",
+    "multiprocessing": "parallel(...) for concurrent tool calls",
+    "pickle": "json", "shelve": "json", "marshal": "json",
+    "pandas": "lists of dicts with collections, itertools and statistics",
+    "numpy": "lists with math and statistics", "scipy": "statistics",
+    "dateutil": "datetime.strptime / datetime.fromisoformat",
+    "pytz": "zoneinfo.ZoneInfo", "calendar": "datetime",
+    "secrets": "uuid.uuid4() or random", "hmac": "hashlib",
+    "pprint": "json.dumps(obj, indent=2)", "logging": "print()", "warnings": "print()",
+    "traceback": "str(exc) and type(exc).__name__", "array": "list",
+    "struct": "int.to_bytes / int.from_bytes", "numbers": "isinstance(x, (int, float))",
+    "types": "a class, a dict, or collections.namedtuple",
+    "abc": "collections.abc, or a plain base class",
+    "contextlib": "try/finally, or a class with __enter__/__exit__",
+    "inspect": "the objects themselves", "importlib": "import statements",
+    "tabulate": "f-strings with widths, e.g. f'{name:<10}{value:>8}'",
+    "locale": "format specs, e.g. f'{n:,.2f}'", "zlib": "base64 (no compression)",
+    "gzip": "base64 (no compression)", "difflib": "set operations or ==",
+}
+"""What to write instead of an unavailable module, named in the refusal."""
+
+
+def import_substitute(module: str) -> str:
+    """A sentence naming what to use instead of ``module`` ('' if nothing fits)."""
+    for name in (module, module.split(".")[0]):
+        if name in IMPORT_SUBSTITUTES:
+            return f" Use {IMPORT_SUBSTITUTES[name]} instead."
+    return ""
 
 
 @dataclass(frozen=True)
@@ -275,6 +360,16 @@ def _is_dotted(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
+GUARD_NAMES = frozenset({
+    "__builtins__", "__import__", "__build_class__", "_getattr_", "_write_",
+    "_write_private_", "_pow_", "_lshift_", "_ipow_", "_ilshift_", "_augment_", "_bytes_",
+    "_check_abort_", "_match_class_",
+})
+"""Names the compiled script calls or the interpreter relies on: never rebindable.
+Every other builtin name (``print``, ``list``, ``id``...) a script may rebind in its
+own namespace, as in Python."""
+
+
 def _is_reserved(name: str) -> bool:
     """Names the sandbox keeps for itself: dunders and ``_guard_``-style names."""
     if name == "_":
@@ -288,12 +383,24 @@ class SandboxPolicy(RestrictingNodeTransformer):
     allowed_modules: frozenset[str] = frozenset()
     _match_classes = 0
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._class_dunders: set[int] = set()
+
     # --- names -----------------------------------------------------------------
     def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
         if name is None:
             return
+        if name in GUARD_NAMES:
+            self.error(node, f'"{name}" is one of the sandbox\'s guard names (compiled scripts '
+                       'call it); rename yours (e.g. "tmp"). Other builtin names such as print, '
+                       'list or id may be rebound.')
+            return
         if _is_reserved(name):
-            if allow_magic_methods and name in ALLOWED_DUNDER_METHODS and node.col_offset != 0:
+            if id(node) in self._class_dunders:
+                return
+            if allow_magic_methods and node.col_offset != 0 and (
+                    name in ALLOWED_DUNDER_METHODS or name in ENUM_HOOKS):
                 return
             if name.startswith("__") and name.endswith("__"):
                 self.error(
@@ -309,15 +416,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
                     'and end with "_" belong to the sandbox. Rename it (e.g. "tmp").',
                 )
             return
-        if name in FORBIDDEN_FUNC_NAMES:
-            self.error(node, f'"{name}" is a reserved name.')
 
     def visit_Name(self, node: ast.Name) -> Any:
         node = self.node_contents_visit(node)
-        if isinstance(node.ctx, ast.Load) and node.id in ("print", "printed"):
-            if node.id == "printed":
-                self.error(node, '"printed" is not available; print() writes to the output.')
-            return node
         if isinstance(node.ctx, ast.Load):
             self.used_names[node.id] = True
         self.check_name(node, node.id)
@@ -333,15 +434,20 @@ class SandboxPolicy(RestrictingNodeTransformer):
         if rule == HIDDEN:
             if attr.startswith("__") and attr.endswith("__"):
                 message = ('special attributes are hidden in the sandbox (readable: __name__, '
-                           "__qualname__, __doc__, __class__, __init__)")
+                           "__qualname__, __doc__, __class__, __init__); "
+                           + SPECIAL_ATTRIBUTE_SUBSTITUTES.get(
+                               attr, "use the builtin or operator instead (len(x), str(x), x + y)"))
             elif attr.startswith("__"):
-                message = "name-mangled attributes are hidden"
+                message = ("name-mangled attributes are hidden; use a single underscore "
+                           "(self._name)")
             else:
-                message = "frames, code objects and generator internals are hidden in the sandbox"
+                message = ("frames, code objects and generator internals are hidden in the "
+                           "sandbox; use the values themselves")
             self.error(node, f'"{attr}" is not available: {message}.')
             return node
         if attr.startswith("__") and not isinstance(node.ctx, ast.Load):
-            self.error(node, f'"{attr}" cannot be assigned or deleted.')
+            self.error(node, f'"{attr}" cannot be assigned or deleted; use a plain attribute '
+                       'name (e.g. obj.value) or a method.')
             return node
         node = self.node_contents_visit(node)
         if isinstance(node.ctx, ast.Load):
@@ -367,8 +473,16 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> Any:
         if isinstance(node.func, ast.Name) and node.func.id in ("exec", "eval", "compile"):
-            self.error(node, f"{node.func.id}() is not available in the sandbox.")
-        return self.node_contents_visit(node)
+            self.error(node, f"{node.func.id}() is not available in the sandbox: write the "
+                       "code itself, or parse data with json.loads(), int() or float().")
+        node = self.node_contents_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in SIZED_CONSTRUCTORS:
+            # ``bytes(10**10)`` allocates in one C call: the guard checks the size
+            # when the name still means the real type (a script may rebind it)
+            node.args.insert(0, node.func)
+            node.func = ast.Name("_bytes_", ast.Load())
+            copy_locations(node.func, node)
+        return node
 
     # --- arithmetic that can allocate without bound in one C call --------------
     def visit_BinOp(self, node: ast.BinOp) -> Any:
@@ -380,14 +494,38 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return node
 
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
+        """``**=`` and ``<<=`` keep the integer-size limit whatever the target:
+        ``x **= y`` becomes ``x = _ipow_(x, y)``; ``obj.a **= y`` and
+        ``obj[k] **= y`` become ``_augment_(op, obj, 'a' or k, y, is_attribute)``,
+        which reads, applies the guarded operator and writes back once (the
+        object of an attribute target has passed ``_write_`` already)."""
         node = self.node_contents_visit(node)
-        if isinstance(node.op, (ast.Pow, ast.LShift)) and isinstance(node.target, ast.Name):
-            guard = "_pow_" if isinstance(node.op, ast.Pow) else "_lshift_"
-            load = ast.Name(node.target.id, ast.Load())
-            assign = ast.Assign(targets=[node.target], value=_call(guard, [load, node.value], node))
+        if not isinstance(node.op, (ast.Pow, ast.LShift)):
+            return node
+        op = "pow" if isinstance(node.op, ast.Pow) else "lshift"
+        target = node.target
+        if isinstance(target, ast.Name):
+            load = ast.Name(target.id, ast.Load())
+            copy_locations(load, target)
+            value = _call(f"_i{op}_", [load, node.value], node)
+            assign = ast.Assign(targets=[target], value=value)
             copy_locations(assign, node)
             return assign
-        return node
+        if isinstance(target, ast.Attribute):
+            args = [ast.Constant(op), target.value, ast.Constant(target.attr), node.value,
+                    ast.Constant(True)]
+        elif isinstance(target, ast.Subscript) and not isinstance(target.slice, ast.Slice):
+            args = [ast.Constant(op), target.value, target.slice, node.value,
+                    ast.Constant(False)]
+        else:
+            self.error(node, "augmented ** or << on a slice is not available in the sandbox; "
+                       "write it out: x[a:b] = [v ** n for v in x[a:b]]")
+            return node
+        for arg in args:
+            copy_locations(arg, node)
+        statement = ast.Expr(_call("_augment_", args, node))
+        copy_locations(statement, node)
+        return statement
 
     # --- control flow -------------------------------------------------------------
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
@@ -425,8 +563,17 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Any:
         self.check_name(node, node.name)
+        for statement in node.body:  # ``__radd__ = __add__``, ``__hash__ = None``
+            if isinstance(statement, ast.Assign):
+                for target in statement.targets:
+                    if isinstance(target, ast.Name) and target.id in ASSIGNABLE_DUNDER_METHODS:
+                        self._class_dunders.add(id(target))
+                value = statement.value  # a method of this class body: ``__radd__ = __add__``
+                if isinstance(value, ast.Name) and value.id in ALLOWED_DUNDER_METHODS:
+                    self._class_dunders.add(id(value))
         if any(keyword.arg == "metaclass" for keyword in node.keywords):
-            self.error(node, 'The keyword argument "metaclass" is not allowed.')
+            self.error(node, 'The keyword argument "metaclass" is not allowed: use a plain '
+                       "class, a base class or a class decorator.")
         return self.node_contents_visit(node)
 
     def visit_Import(self, node: ast.Import) -> Any:
@@ -436,7 +583,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> Any:
         if node.level:
-            self.error(node, "Relative imports are not available in the sandbox.")
+            self.error(node, "Relative imports are not available in the sandbox: import "
+                       "the module by its name (import json).")
         else:
             self._check_module(node, node.module or "")
         return self.check_import_names(node)
@@ -444,10 +592,11 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def _check_module(self, node: ast.AST, module: str) -> None:
         if module not in self.allowed_modules:
             available = ", ".join(sorted(self.allowed_modules))
+            hint = import_substitute(module)
             self.error(
                 node,
-                f'module "{module}" is not available in the sandbox. Available: {available}. '
-                "Tools are already defined as functions: call them directly.",
+                f'module "{module}" is not available in the sandbox.{hint} Available: '
+                f"{available}. Tools are already defined as functions: call them directly.",
             )
 
     def not_allowed(self, node: ast.AST) -> None:

@@ -22,6 +22,7 @@ stops the sandbox. The host decides (``require_isolation``).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -121,6 +122,20 @@ def _prepare_landlock(config: WallConfig, status_path: str, report: Report) -> A
     return ruleset
 
 
+_PREBUILT: dict[bool, Any] = {}
+
+
+def prebuild(config: WallConfig) -> None:
+    """Build the seccomp filter of ``config`` now, for every :func:`apply` in a process
+    forked from this one (a fork server calls this once; each child loads its copy)."""
+    if config.seccomp:
+        from .seccomp import SeccompUnavailable
+        from .syscalls import build_filter
+
+        with contextlib.suppress(SeccompUnavailable):  # apply() tries again and says why
+            _PREBUILT[config.allow_fork] = build_filter(allow_fork=config.allow_fork)
+
+
 def _prepare_seccomp(config: WallConfig, report: Report) -> Any:
     if not config.seccomp:
         report["seccomp"] = missing("disabled by configuration")
@@ -129,7 +144,7 @@ def _prepare_seccomp(config: WallConfig, report: Report) -> Any:
     from .syscalls import ALLOWED, build_filter
 
     try:
-        flt = build_filter(allow_fork=config.allow_fork)
+        flt = _PREBUILT.pop(config.allow_fork, None) or build_filter(allow_fork=config.allow_fork)
     except SeccompUnavailable as exc:
         report["seccomp"] = missing(str(exc))
         return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 
-from .. import modules
+from .. import modules, zonedata
 
 LAZY_IMPORTS: tuple[str, ...] = (
     "resource", "math",  # the server's rlimit code
@@ -43,6 +43,7 @@ def preload() -> list[str]:
         except ImportError:
             failed.append(name)
     modules.private_copy_codes()  # facades that execute a private copy of a module's code
+    zonedata.preload()  # the tz database, which the walls may make unreadable
     for library in SHARED_LIBRARIES:
         try:
             ctypes.CDLL(library)

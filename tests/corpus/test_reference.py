@@ -158,7 +158,7 @@ def _policy_violations(tree: ast.AST) -> list[str]:
             ):
                 bad(node, f"attribute {node.attr}")
         elif isinstance(node, ast.Name):
-            if node.id.startswith("_") and node.id != "_":
+            if node.id.startswith("_") and node.id != "_" and node.id not in ALLOWED_DUNDER_DEFS:
                 bad(node, f"name {node.id}")
         elif isinstance(node, ast.arg):
             if node.arg.startswith("_"):
