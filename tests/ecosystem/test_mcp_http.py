@@ -40,8 +40,10 @@ class Served:
     log: Path
 
     def sandboxes(self) -> int:
-        """The server's sandbox processes (its children)."""
-        return len(psutil.Process(self.proc.pid).children(recursive=True))
+        """The server's sandbox processes: its descendants, less the fork server
+        (zygote) each subprocess backend keeps, which never runs a script."""
+        return sum(1 for child in psutil.Process(self.proc.pid).children(recursive=True)
+                   if _is_sandbox(child))
 
     def wait_for_sandboxes(self, at_most: int, timeout: float = 60.0) -> int:
         """Wait until at most ``at_most`` sandboxes are left (they are closed in the
@@ -256,3 +258,10 @@ def test_sessions_are_capped_and_idle_ones_reaped(tmp_path):
     assert out["first_again"]["new_session"] is True
     assert out["last_again"]["value"] == 3
     assert out["reaped"] <= 1
+
+
+def _is_sandbox(process: psutil.Process) -> bool:
+    try:
+        return "--zygote" not in process.cmdline()
+    except psutil.Error:  # gone meanwhile
+        return False
