@@ -41,9 +41,10 @@ class Served:
 
     def sandboxes(self) -> int:
         """The server's sandbox processes: its descendants, less the fork server
-        (zygote) each subprocess backend keeps, which never runs a script."""
-        return sum(1 for child in psutil.Process(self.proc.pid).children(recursive=True)
-                   if _is_sandbox(child))
+        (zygote) each subprocess backend keeps, which never runs a script (the
+        sandboxes forked from it are its children and share its command line)."""
+        children = psutil.Process(self.proc.pid).children(recursive=True)
+        return sum(1 for child in children if not _is_zygote(child))
 
     def wait_for_sandboxes(self, at_most: int, timeout: float = 60.0) -> int:
         """Wait until at most ``at_most`` sandboxes are left (they are closed in the
@@ -260,8 +261,9 @@ def test_sessions_are_capped_and_idle_ones_reaped(tmp_path):
     assert out["reaped"] <= 1
 
 
-def _is_sandbox(process: psutil.Process) -> bool:
+def _is_zygote(process: psutil.Process) -> bool:
     try:
-        return "--zygote" not in process.cmdline()
-    except psutil.Error:  # gone meanwhile
-        return False
+        return ("--zygote" in process.cmdline()
+                and "--zygote" not in process.parent().cmdline())
+    except (psutil.Error, AttributeError):  # gone meanwhile: not counted
+        return True

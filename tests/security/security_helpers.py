@@ -188,25 +188,32 @@ class Probe:
 
 
 def sandbox_children() -> list[tuple[int, str]]:
-    """Live child processes of this process that run the sandbox server."""
-    me = os.getpid()
-    found = []
+    """Live descendants of this process that run the sandbox: sandbox servers,
+    the subprocess backend's fork servers (zygotes) and the sandboxes forked
+    from them (children of a zygote, not of this process)."""
+    parents: dict[int, int] = {}
+    commands: dict[int, str] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as fh:
                 stat = fh.read().decode("utf-8", "replace")
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid != me:
-                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmdline = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
+                commands[int(entry)] = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
         except (OSError, ValueError, IndexError):
             continue
-        if "toolscript.sandbox" in cmdline:
-            found.append((int(entry), cmdline.strip()))
-    return found
+    mine = {os.getpid()}
+    grew = True
+    while grew:
+        grew = False
+        for pid, ppid in parents.items():
+            if ppid in mine and pid not in mine:
+                mine.add(pid)
+                grew = True
+    return sorted((pid, commands[pid].strip()) for pid in mine
+                  if pid in commands and "toolscript.sandbox" in commands[pid])
 
 
 def new_sandbox_children(before: set[int]) -> list[tuple[int, str]]:
