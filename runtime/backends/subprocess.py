@@ -155,7 +155,9 @@ class ProcessHandle(SandboxHandle):
         where = f"; stderr: {tail[-500:]}" if tail else ""
         if code == EXIT_UNKNOWN:
             return f"sandbox process ended (its exit status was lost with the fork server){where}"
-        if code is not None and code < 0:
+        if code is None:
+            return f"sandbox process closed its protocol channel{where}"
+        if code < 0:
             return f"sandbox process was killed by signal {signal.Signals(-code).name}{where}"
         return f"sandbox process exited with code {code}{where}"
 
