@@ -4,7 +4,10 @@
 ``docker`` (override with ``TOOLSCRIPT_TEST_BACKENDS=inprocess,subprocess``).
 Docker tests need a running engine and the sandbox image: the README's test
 command installs and builds both; on CI (``CI`` set) a missing engine fails
-the run instead of skipping it.
+the run instead of skipping it. When ``docker`` is not in
+``TOOLSCRIPT_TEST_BACKENDS``, every test that needs docker (``tests/docker``,
+the ``docker`` marker, the ``docker_image_tag``/``docker_client`` fixtures, a
+``backend_name`` of ``docker``) is skipped without touching the engine.
 """
 
 from __future__ import annotations
@@ -14,9 +17,32 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from backend_marks import BACKENDS
+from backend_marks import BACKENDS, backend_options
 
 from toolscript import Limits, Runtime
+
+_DOCKER_FIXTURES = frozenset({"docker_image_tag", "docker_client"})
+_DOCKER_DIR = os.path.join(os.path.dirname(__file__), "docker")
+
+
+def _needs_docker(item: pytest.Item) -> bool:
+    """True for a test that would start or query the docker engine."""
+    if item.get_closest_marker("docker") or str(item.fspath).startswith(_DOCKER_DIR):
+        return True
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("backend_name") == "docker":
+        return True
+    return bool(_DOCKER_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip everything docker when ``TOOLSCRIPT_TEST_BACKENDS`` leaves docker out."""
+    if "docker" in BACKENDS:
+        return
+    skip = pytest.mark.skip(reason="docker not in TOOLSCRIPT_TEST_BACKENDS")
+    for item in items:
+        if _needs_docker(item):
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
@@ -46,15 +72,6 @@ def backend_name(request: pytest.FixtureRequest) -> str:
     if name == "docker":
         request.getfixturevalue("docker_image_tag")
     return name
-
-
-def backend_options(name: str, pool_size: int = 1) -> dict[str, Any]:
-    """Constructor options for a backend in tests."""
-    if name == "docker":
-        from toolscript.runtime.image import DEFAULT_IMAGE
-
-        return {"image": os.environ.get("TOOLSCRIPT_IMAGE", DEFAULT_IMAGE), "pool_size": pool_size}
-    return {}
 
 
 @pytest.fixture

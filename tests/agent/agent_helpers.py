@@ -7,6 +7,7 @@ from typing import Any
 import anthropic
 import openai
 import sample_tools
+from backend_marks import backend_options
 from fakes.model_server import FakeModelServer
 
 from toolscript import Runtime
@@ -18,7 +19,11 @@ OPEN_RUNTIMES: list[Any] = []
 
 
 def make_runtime(backend: str = "inprocess", tools: Any = None, **kwargs: Any) -> Runtime:
-    """A real Runtime (over the sample tools by default), closed after the test."""
+    """A real Runtime (over the sample tools by default), closed after the test.
+
+    On docker it runs the image under test with one warm container.
+    """
+    kwargs.setdefault("backend_options", backend_options(backend))
     runtime = Runtime(
         tools=sample_tools.TOOLS if tools is None else tools, backend=backend, **kwargs
     )

@@ -35,10 +35,15 @@ def _clean_state() -> Iterator[None]:
         OPEN_RUNTIMES.pop().close()
 
 
-@pytest.fixture(params=["inprocess", "subprocess"])
-def backend(request: pytest.FixtureRequest) -> str:
-    """Each in-tree backend the agent tests run on."""
-    return str(request.param)
+@pytest.fixture
+def backend(backend_name: str) -> str:
+    """Each backend under test (``backend_name`` of tests/conftest.py: docker included).
+
+    A test that only varies the dialect narrows it with ``host_backends``
+    (tests/backend_marks.py): the backend path is the same for every dialect,
+    so one dialect per docker run is enough.
+    """
+    return backend_name
 
 
 @pytest.fixture

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 from agent_helpers import make_runtime
+from backend_marks import host_backends
 from fakes.model_server import Call, Turn, say, script
 
 
+@host_backends  # the backend path is the chat-wire test's; docker runs there
 def test_programmatic_tool_use_and_tool_result(server, make_agent, backend):
     server.script(
         Turn(text="I'll compute it.", tool_calls=[

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from agent_helpers import make_runtime
+from backend_marks import host_backends
 from fakes.model_server import Call, Turn, say, script
 from toolscript.runtime.providers import (
     ModelAuthError,
@@ -19,6 +20,7 @@ def _contents(body):
     return body["contents"]
 
 
+@host_backends  # the backend path is the chat-wire test's; docker runs there
 def test_programmatic_function_call_and_response_by_id(server, make_agent, backend):
     server.script(
         Turn(text="I'll compute it.", tool_calls=[

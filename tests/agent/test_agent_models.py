@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import sample_tools
 from agent_helpers import client_for, make_runtime
+from backend_marks import host_backends
 from fakes.model_server import say, script
 from toolscript.runtime.agent import Agent, ScriptFinished, TextDelta
 from toolscript.runtime.providers import (
@@ -26,6 +27,7 @@ from toolscript.testing import FunctionModel, ModelReply, TestModel, TurnInfo, c
 
 
 # ------------------------------------------------------------------ the test model
+@host_backends  # not about the backend: docker runs in the wire, async and loop tests
 def test_test_model_drives_tools_without_a_runtime(backend):
     model = TestModel(
         run_script("total = sum(get_daily_revenue(s, '2026-08-24')['revenue_yuan'] "
@@ -112,6 +114,7 @@ class EchoProvider(Provider):
                          history=[assistant_message("", calls)])
 
 
+@host_backends  # not about the backend: docker runs in the wire, async and loop tests
 def test_a_provider_object_needs_only_complete(backend):
     agent = Agent(make_runtime(backend), provider=EchoProvider(), mode="classic")
     result = agent.run("list")

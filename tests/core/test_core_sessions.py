@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from typing import Any
 
 import pytest
 from backend_marks import process_backends
 from corehelpers import ALL_TOOLS, assert_gone, pid_alive, sandbox_pid
+from waiting import wait_until
 
 from toolscript import Limits
 
@@ -127,10 +127,7 @@ def test_crash_mid_run_restarts_and_next_run_works(make_runtime: Any, backend_na
         # SIGKILL is delivered asynchronously (on docker the pid is the
         # container's init, whose namespace is torn down after it dies): return
         # only once it is gone, so the reply cannot outrun the kill.
-        deadline = time.monotonic() + 10
-        while pid_alive(victims[0]) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.2)
+        wait_until(lambda: not pid_alive(victims[0]), 10, what="the sandbox process gone")
         return 0
 
     runtime = make_runtime([kill_sandbox])

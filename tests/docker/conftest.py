@@ -4,6 +4,8 @@ The tests RUN in CI (the test command installs and starts an engine and
 builds the image first: ``bash scripts/test-setup.sh``). Outside CI (``CI``
 unset) they are skipped, loudly, when no engine answers. If the image is
 missing or stale, it is built here from this checkout's sandbox sources.
+With ``docker`` left out of ``TOOLSCRIPT_TEST_BACKENDS`` the whole directory
+is skipped (``tests/conftest.py``) and no engine is contacted.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ BASE_IMAGE = os.environ.get("TOOLSCRIPT_BASE_IMAGE", OFFLINE_BASE_IMAGE)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test of this directory ``docker``."""
     here = os.path.dirname(__file__)
     for item in items:
         if str(item.fspath).startswith(here):

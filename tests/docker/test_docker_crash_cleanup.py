@@ -38,7 +38,8 @@ CRASHING_HOST = textwrap.dedent("""
     assert backend.warm(None).wait_ready(120)
     config = backend.config_for(None)
     kwargs = config.create_kwargs("toolscript-crash-" + uuid.uuid4().hex[:12])
-    api = backend._api
+    from toolscript.runtime.image import docker_client
+    api = docker_client().api
     created = api.create_container(config.image,
                                    host_config=api.create_host_config(**kwargs["host_config"]),
                                    **kwargs["container"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ def test_top_level_dockerfile_is_the_packaged_one() -> None:
     # ./Dockerfile (for `docker build .`) is a symlink to the file the package
     # ships and `toolscript image build` uses, so the two cannot drift apart.
     assert (REPO / "Dockerfile").resolve() == (REPO / "runtime" / "sandbox.Dockerfile")
-    assert image_mod._dockerfile_text() == (REPO / "Dockerfile").read_text(encoding="utf-8")
+    packaged = resources.files("toolscript.runtime").joinpath("sandbox.Dockerfile")
+    assert packaged.read_text(encoding="utf-8") == (REPO / "Dockerfile").read_text(encoding="utf-8")
 
 
 def test_unreachable_engine_raises_backend_unavailable_with_a_fix(

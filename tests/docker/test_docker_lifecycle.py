@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from typing import Any
 
 import pytest
@@ -50,10 +49,8 @@ def test_ready_ping_run_and_recv_timeout(backend: DockerBackend) -> None:
         result = h.recv(10)
         assert result["type"] == "result" and result["ok"], result
         assert result["value"] == 42 and result["stdout"] == "hi\n"
-        t0 = time.monotonic()
         with pytest.raises(TimeoutError):
             h.recv(0.2)
-        assert 0.15 < time.monotonic() - t0 < 2
         h.send({"type": "ping"})  # still usable after a timeout
         assert h.recv(5) == {"type": "pong"}
     finally:
@@ -83,7 +80,9 @@ def test_tool_calls_cross_as_frames(backend: DockerBackend) -> None:
         h.close()
 
 
-def test_memory_bomb_is_an_oom_kill_reported_as_memory_limit(backend: DockerBackend) -> None:
+def test_memory_bomb_is_an_oom_kill_reported_as_memory_limit(
+    backend: DockerBackend, docker_client: Any
+) -> None:
     h = backend.start(spec(memory_mb=96))
     _configure(h)  # no RLIMIT_AS inside: the kernel's cgroup limit must stop it
     h.send({"type": "run", "id": 1, "code": "x = []\nwhile True:\n    x.append('a' * 10_000_000)"})
@@ -91,7 +90,7 @@ def test_memory_bomb_is_an_oom_kill_reported_as_memory_limit(backend: DockerBack
         h.recv(30)
     assert h.death_reason() == "memory_limit"
     assert h.exit_code == 137
-    assert not _exists(backend._client, h.id)  # removed after the exit was recorded
+    assert not _exists(docker_client, h.id)  # removed after the exit was recorded
 
 
 def test_pids_limit_stops_a_thread_bomb(backend: DockerBackend, docker_client: Any) -> None:
@@ -113,8 +112,8 @@ def test_pids_limit_stops_a_thread_bomb(backend: DockerBackend, docker_client: A
         h.close()
 
 
-def test_kill_and_close_remove_the_container(backend: DockerBackend) -> None:
-    client = backend._client
+def test_kill_and_close_remove_the_container(backend: DockerBackend, docker_client: Any) -> None:
+    client = docker_client  # the engine the backend fixture talks to
     a, b = backend.start(None), backend.start(None)
     assert _exists(client, a.id) and _exists(client, b.id)
     a.kill()
@@ -127,23 +126,27 @@ def test_kill_and_close_remove_the_container(backend: DockerBackend) -> None:
         a.send({"type": "ping"})
 
 
-def test_container_killed_from_outside_is_detected(backend: DockerBackend) -> None:
+def test_container_killed_from_outside_is_detected(
+    backend: DockerBackend, docker_client: Any
+) -> None:
     h = backend.start(None)
-    backend._api.kill(h.id)
+    docker_client.api.kill(h.id)
     with pytest.raises(SandboxDied):
         h.recv(10)
     assert h.death_reason() == "killed" and h.exit_code == 137
-    assert not _exists(backend._client, h.id)
+    assert not _exists(docker_client, h.id)
 
 
-def test_container_of_a_dropped_handle_is_removed(backend: DockerBackend) -> None:
+def test_container_of_a_dropped_handle_is_removed(
+    backend: DockerBackend, docker_client: Any
+) -> None:
     import gc as pygc
 
     h = backend.start(None)
     cid = h.id
     del h
     pygc.collect()
-    assert not _exists(backend._client, cid)
+    assert not _exists(docker_client, cid)
 
 
 def test_containers_are_removed_at_interpreter_exit(docker_client: Any, image: str) -> None:
@@ -163,8 +166,10 @@ def test_containers_are_removed_at_interpreter_exit(docker_client: Any, image: s
     assert _ours(docker_client, **{OWNER_PID_LABEL: pid}) == []
 
 
-def test_gc_removes_stale_containers_only(backend: DockerBackend, image: str) -> None:
-    client = backend._client
+def test_gc_removes_stale_containers_only(
+    backend: DockerBackend, image: str, docker_client: Any
+) -> None:
+    client = docker_client  # the engine the backend fixture talks to
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     import socket

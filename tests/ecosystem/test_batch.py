@@ -11,14 +11,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import eco_batch_tools
 import pytest
+from backend_marks import BACKENDS, backend_options
 from toolscript.runtime.batch.progress import PlainProgress
 from toolscript.runtime.batch.run import ItemOptions, read_jsonl_items, run_batch
+from waiting import wait_until
 
 from toolscript import Runtime
 from toolscript.errors import ConfigurationError
@@ -31,20 +32,24 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-@pytest.fixture(scope="module")
-def subprocess_runtime():
-    with Runtime(TOOLS, backend="subprocess") as rt:
+@pytest.fixture(scope="module", params=BACKENDS)
+def batch_runtime(request):
+    """One runtime per backend under test, shared by the module's tests."""
+    if request.param == "docker":
+        request.getfixturevalue("docker_image_tag")
+    options = backend_options(request.param)
+    with Runtime(TOOLS, backend=request.param, backend_options=options) as rt:
         yield rt
 
 
-def test_items_run_in_their_own_sessions_with_typed_errors(subprocess_runtime):
+def test_items_run_in_their_own_sessions_with_typed_errors(batch_runtime):
     items = [{"n": n} for n in range(6)] + [{"n": "x"}]
     script = (
         "try:\n    previous = seen\nexcept NameError:\n    previous = None\n"
         "seen = item['n']\n"
         "[previous, fail_on(slow_square(item['n']), 9)]\n"
     )
-    report = run_batch(subprocess_runtime, script, items, concurrency=3)
+    report = run_batch(batch_runtime, script, items, concurrency=3)
     by_index = {r["index"]: r for r in report.results}
     assert sorted(by_index) == list(range(7))
     assert by_index[0]["value"] == [None, 0] and by_index[5]["value"] == [None, 25]
@@ -202,11 +207,8 @@ def _interrupt_when_some_done(tmp_path: Path, env: dict[str, str], sig: int) -> 
         text=True,
     )
     out = tmp_path / "out.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if out.exists() and len(out.read_text().splitlines()) >= 4:
-            break
-        time.sleep(0.05)
+    wait_until(lambda: out.exists() and len(out.read_text().splitlines()) >= 4, 60,
+               what="four items done")
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
     return proc.returncode, stderr

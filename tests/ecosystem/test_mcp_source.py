@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from backend_marks import backend_options
 from eco_net import free_port, wait_for_port
 from toolscript.runtime.integrations.mcp import MCPToolSource
 
@@ -49,7 +50,9 @@ def test_tools_are_namespaced_with_schemas_and_hints(stdio_source):
     assert "def weather_server_add(a: int, b: int) -> int:" in stubs
 
 
-def test_scripts_call_mcp_tools_through_validation_approval_and_audit(stdio_source):
+def test_scripts_call_mcp_tools_through_validation_approval_and_audit(backend_name):
+    # its own server: the calls it counts are this backend's only
+    own_source = MCPToolSource.stdio(sys.executable, [SERVER])
     audited = []
     asked = []
 
@@ -59,9 +62,10 @@ def test_scripts_call_mcp_tools_through_validation_approval_and_audit(stdio_sour
             return Decision.deny("only Oslo")
         return Decision.allow()
 
-    with Runtime(
-        stdio_source.tools(),
-        backend="subprocess",
+    with own_source, Runtime(
+        own_source.tools(),
+        backend=backend_name,
+        backend_options=backend_options(backend_name),
         approve=approve,
         audit=lambda record, ctx: audited.append(record),
     ) as rt:

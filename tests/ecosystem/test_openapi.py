@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from backend_marks import backend_options
 from toolscript.runtime.integrations.openapi import ApiKeyAuth, BearerAuth, OpenAPISource
 
 from toolscript import Runtime
@@ -227,14 +228,18 @@ def test_operations_become_tools_with_schemas_and_descriptions(petstore):
     )
 
 
-def test_scripts_call_the_endpoint_with_auth_from_the_environment(petstore, monkeypatch):
+def test_scripts_call_the_endpoint_with_auth_from_the_environment(
+    petstore, monkeypatch, backend_name
+):
     base_url, seen = petstore
     monkeypatch.setenv("PETS_TOKEN", "tok-123")
     monkeypatch.setenv("PETS_KEY", "k-9")
     source = OpenAPISource(
         DOCUMENT, base_url=base_url, auth=BearerAuth("PETS_TOKEN"), headers={"X-API-Key": "fixed"}
     )
-    with Runtime(source.tools(), backend="subprocess", approve=lambda request: True) as rt:
+    options = backend_options(backend_name)
+    with Runtime(source.tools(), backend=backend_name, backend_options=options,
+                 approve=lambda request: True) as rt:
         result = rt.run(
             "new = createPet(name='Tom', tag='cat')\n"
             "setNotes(new['id'], body=['likes fish'])\n"

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # excluded by the fast loop: -m 'not slow'
+
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 RUNS = {"protocol": 20_000, "schema": 5_000, "policy": 3_000}
 

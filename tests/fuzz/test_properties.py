@@ -33,6 +33,8 @@ from toolscript.sandbox.protocol import (
     encode_frame,
 )
 
+pytestmark = pytest.mark.slow  # excluded by the fast loop: -m 'not slow'
+
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 

@@ -12,7 +12,6 @@ process backends only, where the host kills the sandbox (documented in
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,15 +98,11 @@ def test_exhaustion_is_contained(case: Exhaust, backend_name: str, make_runtime:
                                  host_intact: None) -> None:
     runtime = make_runtime(SECURITY_TOOLS, limits=LIMITS)
     with runtime.session() as session:
-        started = time.monotonic()
         result = session.run(case.code)
-        elapsed = time.monotonic() - started
         assert not result.ok, result.to_dict()
         assert result.error is not None
         assert result.error.type in case.errors, result.to_dict()
         if case.restarted is not None:
             assert result.session_restarted is case.restarted, result.to_dict()
-        # contained within the wall clock plus the host's kill grace
-        assert elapsed < LIMITS.wall_time_s + 6.0, elapsed
         after = session.run("1 + 1")
         assert after.ok and after.value == 2, after.to_dict()

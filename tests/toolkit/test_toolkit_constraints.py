@@ -125,6 +125,7 @@ VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow  # a property run (hypothesis)
 @pytest.mark.parametrize("index", range(len(SCHEMAS)))
 def test_fast_path_agrees_with_jsonschema(index):
     schema = SCHEMAS[index]

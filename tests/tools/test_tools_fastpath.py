@@ -197,6 +197,7 @@ def from_schema(node: Any, defs: dict[str, Any], depth: int = 0) -> st.SearchStr
     return st.integers(0, 40).flatmap(lambda i: any_values() if i == 0 else valid)
 
 
+@pytest.mark.slow  # a property run (hypothesis)
 @pytest.mark.parametrize("index", range(len(SCHEMAS)))
 def test_fast_valid_implies_jsonschema_valid(index):
     schema = SCHEMAS[index]
