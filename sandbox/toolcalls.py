@@ -13,6 +13,7 @@ import decimal
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from .codec import NotJSONData, to_json_data
 from .guards import AbortState, SandboxAbort
 
 
@@ -126,6 +127,19 @@ def error_from_reply(tool: str, error: dict[str, Any]) -> ToolError:
     return cls(message, tool=tool, type=error_type, **details)
 
 
+def not_json_reply(exc: Exception) -> dict[str, Any]:
+    """The reply to a call whose arguments are not JSON data (made in the sandbox:
+    such a call never reaches the host)."""
+    return {
+        "ok": False,
+        "error": {
+            "type": "invalid_arguments",
+            "message": "tool arguments must be JSON data (dict, list, str, int, float, bool, "
+            f"None): {exc}",
+        },
+    }
+
+
 class ToolStub:
     """The callable a script sees for one tool."""
 
@@ -197,6 +211,10 @@ class ToolCaller:
         self._switch_decimal = bool(getattr(link, "runs_host_code", True))
 
     def _link_call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            args = to_json_data(args)
+        except NotJSONData as exc:
+            return not_json_reply(exc)
         host = self.host_decimal
         if host is None or not self._switch_decimal:
             return self.link.call(tool, args)
@@ -208,6 +226,22 @@ class ToolCaller:
             decimal.setcontext(script)
 
     def _link_call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Send the calls whose arguments are JSON data; a call whose arguments are
+        not fails alone with ``invalid_arguments`` and the others run — the same
+        rule on every link (a direct call, frames over pipes or a socket)."""
+        failures: dict[int, dict[str, Any]] = {}
+        valid: list[dict[str, Any]] = []
+        for index, call in enumerate(calls):
+            try:
+                valid.append({"tool": call["tool"], "args": to_json_data(call["args"])})
+            except NotJSONData as exc:
+                failures[index] = not_json_reply(exc)
+        if not failures:
+            return self._send_many(valid)
+        replies = iter(self._send_many(valid) if valid else [])
+        return [failures[i] if i in failures else next(replies) for i in range(len(calls))]
+
+    def _send_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         host = self.host_decimal
         if host is None or not self._switch_decimal:
             return self.link.call_many(calls)

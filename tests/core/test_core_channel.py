@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from backend_marks import BACKENDS, process_backends
+from backend_marks import process_backends
 
 from toolscript import Decision, Limits, Runtime, tool
 
@@ -169,17 +169,6 @@ def test_parallel_without_return_exceptions_raises_the_first_failure(runtime: Ru
     assert ("write", "no") not in SEEN
 
 
-#: Why the process backends fail the non-JSON batch test today (strict: a fix shows).
-NON_JSON_BATCH_FOLLOW_UP = (
-    "process backends refuse the whole call_many batch when one call's arguments are not "
-    "JSON, inprocess refuses only that call; follow-up: one sandbox-side JSON check of call "
-    "arguments shared by every link")
-
-
-@pytest.mark.parametrize("backend_name", [
-    b if b == "inprocess" else pytest.param(
-        b, marks=pytest.mark.xfail(strict=True, reason=NON_JSON_BATCH_FOLLOW_UP))
-    for b in BACKENDS], indirect=True)
 def test_parallel_with_a_non_json_argument_runs_the_same_calls_on_every_backend(
     runtime: Runtime,
 ) -> None:
