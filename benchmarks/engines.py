@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .workloads import ToolSpec
+from .workloads import ToolSpec, batch_value
 
 ALLOWED_MODULES = [
     "math", "statistics", "json", "re", "datetime", "collections", "itertools",
@@ -129,6 +129,9 @@ class Engine:
     family = "peer"
     available = True
     reason = ""
+    fresh_sessions_only = False
+    """A variant that differs only in how sandboxes start: run only the workloads
+    marked ``fresh_sessions`` (elsewhere it would repeat its base engine)."""
 
     def setup(self, tools: Sequence[ToolSpec]) -> None:
         """Register the tools (called once before any run)."""
@@ -141,6 +144,19 @@ class Engine:
         """One run with the full per-run set-up."""
         with self.session() as session:
             return session.run(code)
+
+    def run_batch(self, code: str, items: Sequence[Any], concurrency: int) -> Outcome:
+        """Run ``code`` once per item (bound to ``item``), ``concurrency`` fresh runs at
+        a time on a thread pool; the value is :func:`~.workloads.batch_value` of the
+        item values (an engine without a batch runner of its own)."""
+        with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+            outcomes = list(pool.map(lambda item: self.run_fresh(f"item = {item!r}\n{code}"),
+                                     items))
+        failed = [o for o in outcomes if not o.ok]
+        if failed:
+            return Outcome(False, error=f"{len(failed)}/{len(items)} items failed: "
+                           f"{failed[0].error}")
+        return Outcome(True, batch_value([o.value for o in outcomes]))
 
     def unsupported(self, workload: Any) -> str | None:
         """Why this engine cannot run ``workload`` (None if it can)."""
@@ -380,18 +396,39 @@ def _outcome(result: Any) -> Outcome:
     return Outcome(bool(result.ok), result.value, result.stdout, error)
 
 
+VARIANTS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "ts-subprocess": ("subprocess", {}, "zygote"),
+    "ts-subprocess-direct": ("subprocess", {"zygote": False}, "direct start"),
+    "ts-docker": ("docker", {"isolation": "container"}, "container per session"),
+    "ts-docker-process": ("docker", {"isolation": "process"}, "process isolation"),
+}
+"""Isolation modes: engine name -> (backend, backend options, label). The subprocess
+backend forks sandboxes from a zygote by default (``zygote=False`` starts a new
+interpreter per sandbox); docker gives a session a container of its own
+(``isolation="container"``) or a forked, walled process in a shared warm
+container (``isolation="process"``)."""
+
+
 class ToolscriptEngine(Engine):
     """toolscript on one backend, with default limits or inline tools
-    (``Limits(tool_timeout_s=None)``: no worker thread per call)."""
+    (``Limits(tool_timeout_s=None)``: calls without a timeout), in one of the
+    backend's isolation modes (:data:`VARIANTS`)."""
 
     family = "toolscript"
 
     def __init__(self, backend: str, inline: bool = False,
-                 backend_options: dict[str, Any] | None = None) -> None:
+                 backend_options: dict[str, Any] | None = None, variant: str = "") -> None:
         self.backend = backend
         self.inline = inline
-        self.name = f"ts-{backend}" + ("-inline" if inline else "")
-        self.label = f"toolscript {backend}" + (" (inline tools)" if inline else "")
+        key = variant or f"ts-{backend}"
+        mode = ""
+        if key in VARIANTS:
+            _, options, mode = VARIANTS[key]
+            backend_options = {**options, **(backend_options or {})}
+        self.fresh_sessions_only = bool(variant) and variant not in VARIANTS_BASE
+        self.name = key + ("-inline" if inline else "")
+        details = [d for d in (mode, "inline tools" if inline else "") if d]
+        self.label = f"toolscript {backend}" + (f" ({', '.join(details)})" if details else "")
         self.backend_options = dict(backend_options or {})
         self.runtime: Any = None
         self.approve: Any = None
@@ -432,6 +469,30 @@ class ToolscriptEngine(Engine):
 
     def run_fresh(self, code: str) -> Outcome:
         return _outcome(self.runtime.run(code))
+
+    def run_batch(self, code: str, items: Sequence[Any], concurrency: int) -> Outcome:
+        """The batch runner behind ``toolscript batch --out``: ``run_batch`` with a JSONL
+        results file and checkpoint (fsync per record, as the command does), no
+        progress display and no signal handlers."""
+        import tempfile
+        from pathlib import Path
+
+        from toolscript.runtime.batch.run import run_batch
+
+        with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
+            out = Path(tmp) / "results.jsonl"
+            report = run_batch(self.runtime, code, items, concurrency=concurrency, out=out,
+                               progress=None, stop_signals=())
+            records = [json.loads(line) for line in out.read_text("utf-8").splitlines()
+                       if line.strip()]
+        summary = report.summary
+        if summary.failed or summary.ok != len(items):
+            errors = dict(summary.errors_by_type)
+            first = next((r.get("error") for r in records if r.get("error")), None)
+            return Outcome(False, error=f"{summary.failed}/{len(items)} items failed "
+                           f"({errors}): {first}")
+        records.sort(key=lambda r: r["index"])
+        return Outcome(True, batch_value([r["value"] for r in records]))
 
     def warm_pool(self, timeout: float = 120.0) -> bool:
         """Docker: fill the warm pool now and wait for it (other backends: no-op)."""
@@ -478,11 +539,14 @@ def docker_unavailable_reason() -> str:
     return reason
 
 
+VARIANTS_BASE = frozenset({"ts-subprocess", "ts-docker"})
+"""The default isolation mode of each backend (run on every workload)."""
+
 ENGINE_ORDER = (
     "exec", "smolagents", "monty",
     "ts-inprocess", "ts-inprocess-inline",
-    "ts-subprocess", "ts-subprocess-inline",
-    "ts-docker", "ts-docker-inline",
+    "ts-subprocess", "ts-subprocess-inline", "ts-subprocess-direct",
+    "ts-docker", "ts-docker-inline", "ts-docker-process",
 )
 
 
@@ -494,6 +558,8 @@ def make_engine(name: str) -> Engine:
         return SmolagentsEngine()
     if name == "monty":
         return MontyEngine()
+    if name in VARIANTS and name not in VARIANTS_BASE:
+        return ToolscriptEngine(VARIANTS[name][0], variant=name)
     if name.startswith("ts-"):
         parts = name.split("-")
         return ToolscriptEngine(parts[1], inline=parts[-1] == "inline")

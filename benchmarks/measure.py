@@ -15,9 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from .engines import Engine, Outcome, ToolscriptEngine
-from .workloads import Workload
+from .workloads import Workload, batch_items
 
 ROOT = Path(__file__).resolve().parents[1]
+
+_SLOW_START = ("run at {n}: a new container (or interpreter) per session starts a few to a few "
+               "dozen times per second, so the full size would take most of a minute per "
+               "sample")
 
 SIZE_CAPS: dict[tuple[str, str], tuple[int, str]] = {
     ("smolagents", "compute"): (
@@ -25,6 +29,12 @@ SIZE_CAPS: dict[tuple[str, str], tuple[int, str]] = {
         "run at 20,000 records: at 200,000 smolagents stops with \"Reached the max number of "
         "operations of 10000000\" after ~28 s (its default caps are 10 M operations and 30 s)",
     ),
+    **{(name, "sessions"): (40, _SLOW_START.format(n="40 sessions"))
+       for name in ("ts-docker", "ts-docker-inline")},
+    **{(name, "batch"): (60, _SLOW_START.format(n="60 items"))
+       for name in ("ts-docker", "ts-docker-inline")},
+    ("ts-subprocess-direct", "sessions"): (50, _SLOW_START.format(n="50 sessions")),
+    ("ts-subprocess-direct", "batch"): (100, _SLOW_START.format(n="100 items")),
 }
 """Engines that cannot run a workload at full size with their default limits:
 (engine, workload) -> (size to run instead, why). ``exec`` is measured at that
@@ -82,6 +92,10 @@ class _Runner:
             self.engine.warm_pool()  # docker: every sample starts with a warm pool
         if kind == "fresh":
             return _timed(lambda: self.engine.run_fresh(self.code))
+        if kind == "batch":
+            items = batch_items(self.n)
+            return _timed(lambda: self.engine.run_batch(self.code, items,
+                                                        self.workload.concurrency))
         return self._batch()
 
     def _batch(self) -> tuple[float, Outcome]:
@@ -123,7 +137,7 @@ def measure_group(engines: dict[str, Engine], workload: Workload, n: int,
     """
     runners = {name: _Runner(engine, workload, n) for name, engine in engines.items()}
     repeat = timer.repeat * workload.repeat_factor
-    if workload.kind == "concurrent":
+    if workload.kind in ("concurrent", "batch"):
         repeat = max(1, min(timer.repeat, 3))
     try:
         for runner in runners.values():
@@ -195,8 +209,9 @@ def _entry(runner: _Runner, rounds: list[dict[str, float]], repeat: int) -> dict
         "paired": [(row.get(runner.engine.name), row.get("exec")) for row in rounds
                    if runner.engine.name in row and "exec" in row],
     }
-    if runner.workload.kind == "concurrent":
+    if runner.workload.kind in ("concurrent", "batch"):
         entry["runs_per_s"] = runner.n / entry["median_s"]
+        entry["best_runs_per_s"] = runner.n / entry["min_s"]
         entry["sessions"] = runner.n
         entry["threads"] = runner.workload.concurrency
     return entry

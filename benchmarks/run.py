@@ -1,6 +1,6 @@
 """Run the benchmarks and regenerate ``BENCHMARKS.md`` and ``benchmarks/plots``.
 
-    python -m benchmarks                      # everything, full sizes (~15-25 min)
+    python -m benchmarks                      # everything, full sizes (~12-15 min)
     python -m benchmarks --quick              # tiny sizes, few repeats (~1-2 min)
     python -m benchmarks --engines exec,inprocess --workloads tool_chain,compute
     python -m benchmarks --repeat 7 --output /tmp/bench
@@ -137,10 +137,13 @@ def main(argv: list[str] | None = None) -> int:
         results["startup"] = _startup(engine_names, docker_wanted, quick, repeat)
     if "corpus" not in skip:
         limit = args.corpus_limit if args.corpus_limit is not None else (8 if quick else None)
-        log(f"corpus: {', '.join(engine_names)}")
+        # isolation-mode variants run the same interpreter as their base engine
+        corpus_names = [n for n in engine_names
+                        if not results["engines"][n].get("fresh_sessions_only")]
+        log(f"corpus: {', '.join(corpus_names)}")
         results["correctness"] = correctness.run_corpus(
-            [n for n in engine_names if results["engines"][n]["available"]], limit)
-        for name in engine_names:
+            [n for n in corpus_names if results["engines"][n]["available"]], limit)
+        for name in corpus_names:
             if not results["engines"][name]["available"]:
                 results["correctness"]["engines"][name] = {
                     "status": "unavailable", "reason": results["engines"][name]["reason"]}
@@ -164,7 +167,8 @@ def _build_engines(names: list[str], results: dict[str, Any]) -> dict[str, Engin
     for name in names:
         engine = make_engine(name)
         info: dict[str, Any] = {"label": engine.label, "available": engine.available,
-                                "reason": engine.reason, "version": ""}
+                                "reason": engine.reason, "version": "",
+                                "fresh_sessions_only": engine.fresh_sessions_only}
         if engine.available:
             try:
                 engine.setup(TOOLS)
@@ -190,6 +194,8 @@ def _run_workload(workload: Workload, engines: dict[str, Engine], timer: measure
     groups: dict[int, dict[str, Engine]] = {n: {}}
     notes: dict[str, str] = {}
     for name, engine in engines.items():
+        if engine.fresh_sessions_only and not workload.fresh_sessions:
+            continue  # an isolation-mode variant: the same interpreter as its base engine
         reason = measure.UNSUPPORTED.get((name, workload.name))
         if reason:
             entry["engines"][name] = {"status": "unsupported", "reason": reason}

@@ -177,6 +177,23 @@ b = get_price(sku="SKU00002")
 round(a["price"] + b["price"], 2)
 """
 
+BATCH_ITEM = """\
+a = get_price(sku=item["a"])
+b = get_price(sku=item["b"])
+round(a["price"] + b["price"], 2)
+"""
+"""The item script of the batch workload: ``item`` is bound per item."""
+
+
+def batch_items(n: int) -> list[dict[str, str]]:
+    """The ``n`` items of the batch workload (two SKUs each)."""
+    return [{"a": f"SKU{i:05d}", "b": f"SKU{i + 1:05d}"} for i in range(n)]
+
+
+def batch_value(values: list[Any]) -> dict[str, Any]:
+    """What a batch run is checked by: item count and the sum of the item values."""
+    return {"items": len(values), "total": round(sum(values), 2)}
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -184,7 +201,11 @@ class Workload:
 
     ``kind`` says how it is run: ``warm`` (timed ``session.run`` in an open
     session), ``fresh`` (a new runtime run each time: sandbox start included),
-    or ``concurrent`` (``sessions`` fresh runs on ``concurrency`` threads).
+    ``concurrent`` (N fresh runs on ``concurrency`` threads) or ``batch`` (N
+    items of the script, each bound to ``item``, ``concurrency`` at a time:
+    toolscript's batch runner, a thread pool of fresh runs elsewhere).
+    ``fresh_sessions`` marks the workloads that measure sandbox start-up,
+    which the isolation-mode engine variants also run.
     """
 
     name: str
@@ -196,6 +217,7 @@ class Workload:
     uses_parallel: bool = False
     concurrency: int = 1
     repeat_factor: int = 1  # cheap workloads take more samples (noise on shared machines)
+    fresh_sessions: bool = False
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -216,14 +238,20 @@ WORKLOADS: tuple[Workload, ...] = (
              repeat_factor=3,
              description="fixed cost of one run in an open session"),
     Workload("trivial_fresh", "Trivial (fresh run)", TRIVIAL, {"full": 1, "quick": 1},
-             kind="fresh", repeat_factor=3,
+             kind="fresh", repeat_factor=3, fresh_sessions=True,
              description="fixed cost of runtime.run(): a new sandbox/interpreter each time"),
     Workload("parallel", "parallel() fan-out", PARALLEL, {"full": 100, "quick": 10},
              tool_calls=True, uses_parallel=True,
              description="parallel() of N calls of a 50 ms read-only tool"),
-    Workload("sessions", "Concurrent short sessions", SHORT_SESSION, {"full": 32, "quick": 4},
-             kind="concurrent", tool_calls=True, concurrency=8,
-             description="N fresh runs (2 tool calls each) on 8 threads; throughput"),
+    Workload("sessions", "Fresh sessions", SHORT_SESSION, {"full": 200, "quick": 16},
+             kind="concurrent", tool_calls=True, concurrency=4, fresh_sessions=True,
+             description="N fresh runs (a new session each, 2 tool calls) on 4 threads; "
+             "throughput"),
+    Workload("batch", "Batch items", BATCH_ITEM, {"full": 400, "quick": 40},
+             kind="batch", tool_calls=True, concurrency=4, fresh_sessions=True,
+             description="N items of a 2-tool-call script, 4 at a time: toolscript's batch "
+             "runner (`run_batch`, as `toolscript batch --out` calls it), a 4-thread pool of "
+             "fresh runs elsewhere; throughput"),
 )
 
 WORKLOAD_NAMES = tuple(w.name for w in WORKLOADS)
