@@ -6,8 +6,10 @@ parameters and a JSON request body become the JSON Schema of its arguments
 (the properties of an object body are flattened into arguments when no name
 clashes, else the body is one ``body`` argument), summaries and descriptions
 are kept, and the call is a real HTTP request made from the host with the
-base URL and credentials the user configured. Credentials are read from the
-environment at call time: they live on the host and never enter the sandbox.
+base URL and credentials the user configured. ``$ref``s are inlined (a cycle
+ends in ``{}``); a reference to another document or to nothing is refused.
+Credentials are read from the environment at call time: they live on the
+host and never enter the sandbox.
 
     from toolscript.runtime.integrations.openapi import BearerAuth, OpenAPISource
 
@@ -48,6 +50,8 @@ from http.client import HTTPMessage
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
 from toolscript.tools import Tool, check_tool_name
 from toolscript.tools.schematool import SchemaTool, python_identifier
 
@@ -61,6 +65,8 @@ MAX_ERROR_BODY = 2000
 RETRY_STATUSES = frozenset({429, 503})
 REDIRECT_SAFE_HEADERS = frozenset({"accept", "user-agent"})
 """The only headers sent on after a redirect to another origin (``strip`` mode)."""
+_DOCUMENT_URI = "urn:toolscript:openapi-document"
+"""The base URI the document is registered under for ``$ref`` lookups."""
 IGNORED_HEADER_PARAMS = frozenset({"accept", "content-type", "authorization"})
 """Header parameters OpenAPI says to ignore: the source sets these itself."""
 
@@ -179,10 +185,20 @@ def load_document(document: Mapping[str, Any] | str | os.PathLike[str]) -> dict[
 
 
 class _Resolver:
-    """Inlines local ``$ref``s (``#/components/...``); cycles become ``{}``."""
+    """Inlines the document's ``$ref``s; a cycle becomes ``{}``.
+
+    The lookup (JSON Pointer with ``~0``/``~1`` and percent escapes) is
+    ``referencing``'s. Nothing is fetched: a reference to another document,
+    or to a place this one does not have, is a broken document.
+    """
 
     def __init__(self, document: Mapping[str, Any]) -> None:
-        self.document = document
+        self._lookup = (
+            Registry()
+            .with_resource(_DOCUMENT_URI, Resource.opaque(document))
+            .resolver(base_uri=_DOCUMENT_URI)
+            .lookup
+        )
 
     def __call__(self, node: Any, seen: tuple[str, ...] = ()) -> Any:
         if isinstance(node, list):
@@ -191,13 +207,20 @@ class _Resolver:
             return node
         ref = node.get("$ref")
         if isinstance(ref, str):
-            if ref in seen or not ref.startswith("#/"):
+            if ref in seen:
                 return {}
-            target: Any = self.document
-            for part in ref[2:].split("/"):
-                part = part.replace("~1", "/").replace("~0", "~")
-                target = target.get(part) if isinstance(target, Mapping) else None
-            return self(target or {}, (*seen, ref))
+            if not ref.startswith("#"):
+                raise ToolDefinitionError(
+                    f"$ref {ref[:200]!r} points into another document; OpenAPISource reads "
+                    "one document and fetches nothing: bundle it first"
+                )
+            try:
+                target = self._lookup(ref).contents
+            except Unresolvable:
+                raise ToolDefinitionError(
+                    f"$ref {ref[:200]!r} points to nothing in the OpenAPI document"
+                ) from None
+            return self(target, (*seen, ref))
         return {key: self(value, seen) for key, value in node.items()}
 
 
@@ -285,7 +308,8 @@ class OpenAPISource:
         """One tool per operation, in document order.
 
         Raises:
-            ToolDefinitionError: two operations map to the same tool name.
+            ToolDefinitionError: two operations map to the same tool name, or a
+                ``$ref`` points to another document or to nothing.
         """
         tools: list[Tool] = []
         names: set[str] = set()
