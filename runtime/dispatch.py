@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from toolscript.runtime.approval.hooks import ApprovalHook, ToolCallRequest, decide
 from toolscript.sandbox.codec import NotJSONData, to_json_data
 from toolscript.tools import ArgumentError, Tool, ToolRegistry, to_jsonable
 from toolscript.tools.binding import ordered_copy
@@ -27,11 +28,11 @@ from toolscript.tools.validation import ValidationBounds, ValidationTimeout
 
 from toolscript.errors import ApprovalRequired, ToolscriptError
 
-from .approval import ApprovalHook, ToolCallRequest, decide
+from .deadlines import Deadlines
 from .fanout import Fanout, FanoutJob
 from .hostcalls import BoundCall, HostCalls
 from .limits import Limits
-from .messages import clean_message, safe_str
+from .messages import builtin_exception_of, clean_message, safe_str
 from .results import RunError, ToolCallRecord
 from .retention import RetentionBudget, summarize_args
 from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded
@@ -39,6 +40,19 @@ from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded
 
 class ToolTimedOut(Exception):
     """A tool call passed its timeout (distinct from a ``TimeoutError`` the tool raises)."""
+
+
+class CallAbandoned(BaseException):
+    """Internal: an inline call passed its timeout and was answered on its behalf.
+
+    Raised in the thread that ran the call once the tool finally returns; that
+    thread must then leave the run alone (another thread serves it now).
+    """
+
+
+Takeover = Callable[[dict[str, Any]], None]
+"""Continues a run whose inline call was abandoned: called on a fresh thread with
+the call's ``timeout`` reply (its record already finished)."""
 
 Reply = dict[str, Any]
 Target = Tool | BoundCall
@@ -111,19 +125,25 @@ class RunContext:
 class ToolExecutor:
     """Runs tool functions, with a timeout when one applies.
 
-    A call with a timeout runs on a parked worker thread
+    A call whose caller can be replaced (the serving thread of a process
+    backend's run: see ``Session``) runs inline, its deadline registered with
+    the runtime's one watchdog thread (:class:`~toolscript.runtime.deadlines.Deadlines`),
+    which does nothing unless the deadline passes; then it answers the call
+    ``timeout`` and lets a fresh thread continue the run, and the stuck thread
+    is abandoned. Any other call with a timeout runs on a parked worker thread
     (:class:`~toolscript.runtime.workers.HandoffWorkers`) so the caller can
-    give up on it; a tool that never returns keeps its thread (Python cannot
-    kill one), counted as abandoned, and at ``max_abandoned`` (runtime-wide)
-    or a run's own cap further calls are refused (``overloaded``). Calls
-    without a timeout run inline. The read-only calls of ``parallel()``
-    batches run on the same workers (:class:`~toolscript.runtime.fanout.Fanout`):
-    no pool shared between sessions, so one session's hanging calls cannot
-    hold up another's.
+    give up on it. Either way a tool that never returns keeps its thread
+    (Python cannot kill one), counted as abandoned, and at ``max_abandoned``
+    (runtime-wide) or a run's own cap further calls are refused
+    (``overloaded``). Calls without a timeout run inline. The read-only calls
+    of ``parallel()`` batches run on the same workers
+    (:class:`~toolscript.runtime.fanout.Fanout`): no pool shared between
+    sessions, so one session's hanging calls cannot hold up another's.
     """
 
     def __init__(self, max_abandoned: int = 64) -> None:
         self.workers = HandoffWorkers(max_abandoned)
+        self.deadlines = Deadlines()
 
     def run(self, tool: Target, args: dict[str, Any], timeout_s: float | None,
             run: AbandonCounter | None = None) -> Any:
@@ -150,6 +170,7 @@ class ToolExecutor:
     def shutdown(self) -> None:
         """Stop accepting work; running tools are left to finish."""
         self.workers.shutdown()
+        self.deadlines.close()
 
 
 MAX_NAME_CHARS = 200
@@ -209,6 +230,21 @@ class Dispatcher:
     # --- one call -------------------------------------------------------------
     def call(self, ctx: RunContext, name: Any, args: Any, source: str = "script") -> Reply:
         """Handle one call end to end; return the reply (``ok`` + value/error)."""
+        reply = self.call_inline(ctx, name, args, source)
+        assert reply is not None
+        return reply
+
+    def call_inline(self, ctx: RunContext, name: Any, args: Any, source: str = "script",
+                    takeover: Takeover | None = None) -> Reply | None:
+        """:meth:`call`, run in this thread whatever its timeout when ``takeover`` is given.
+
+        The call's deadline then goes to the runtime's watchdog; should it pass,
+        the watchdog answers the call ``timeout`` (its record is finished) and
+        calls ``takeover(reply)`` on a fresh thread, and this method returns
+        None once the tool finally returns: the calling thread must then leave
+        the run alone. Without ``takeover`` a call with a timeout runs on a
+        worker thread (see :class:`ToolExecutor`).
+        """
         record = ToolCallRecord(f"c{next(self._ids)}",
                                 name if type(name) is str and len(name) <= 64 else _name_of(name),
                                 args, started_at=time.time(), source=source)
@@ -216,14 +252,16 @@ class Dispatcher:
         try:
             prepared = self._prepare(ctx, record, name, args)
             if isinstance(prepared, tuple):
-                reply = self._execute(record, prepared[0], prepared[1], ctx=ctx)
+                reply = self._execute(record, prepared[0], prepared[1], ctx=ctx,
+                                      takeover=takeover)
             else:
                 reply = prepared
         except HostAbort as exc:
             ctx.abort = exc.cause
             reply = self._stopped(exc)
-        finally:
-            record.duration_s = time.perf_counter() - start
+        except CallAbandoned:
+            return None
+        record.duration_s = time.perf_counter() - start
         self._finish(ctx, record, reply)
         return reply
 
@@ -323,7 +361,7 @@ class Dispatcher:
 
     def _execute(
         self, record: ToolCallRecord, tool: Target, args: dict[str, Any], inline: bool = False,
-        ctx: RunContext | None = None,
+        ctx: RunContext | None = None, takeover: Takeover | None = None,
     ) -> Reply:
         timeout = None if inline else self.timeout_of(tool)
         run: AbandonCounter | None = None
@@ -341,8 +379,15 @@ class Dispatcher:
         try:
             if timeout is None:
                 result = tool.invoke(args)
+            elif takeover is not None and ctx is not None:
+                text = (f"{tool.name} was still running when the run reached its wall-clock "
+                        "limit" if by_deadline else
+                        f"{tool.name} did not finish within {timeout:g} s")
+                result = self._invoke_watched(ctx, record, tool, args, timeout, text, takeover)
             else:
                 result = self.executor.run(tool, args, timeout, run)
+        except CallAbandoned:
+            raise
         except ToolTimedOut as exc:
             if by_deadline:
                 return _error("timeout", f"{tool.name} was still running when the run reached "
@@ -353,9 +398,12 @@ class Dispatcher:
         except (ToolscriptError, KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C in a tool
             raise HostAbort(exc) from exc
         except Exception as exc:
-            text = f"{tool.name}: {type(exc).__name__}: {safe_str(exc)}"
+            original = safe_str(exc)
+            text = f"{tool.name}: {type(exc).__name__}: {original}"
             return _error("tool_exception", clean_message(text, self._text_limit),
-                          exception=type(exc).__name__)
+                          exception=type(exc).__name__,
+                          builtin_exception=builtin_exception_of(exc),
+                          exception_message=clean_message(original, self._text_limit))
         try:
             value = to_json_data(result)
         except NotJSONData:
@@ -365,6 +413,43 @@ class Dispatcher:
                 text = f"{tool.name} returned something that is not JSON data: {safe_str(exc)}"
                 return _error("invalid_result", clean_message(text, self._text_limit))
         return {"ok": True, "value": value}
+
+    def _invoke_watched(self, ctx: RunContext, record: ToolCallRecord, tool: Target,
+                        args: dict[str, Any], timeout: float, text: str,
+                        takeover: Takeover) -> Any:
+        """Run the tool in this thread with its deadline on the watchdog.
+
+        Raises:
+            Overloaded: too many earlier calls are still running past their timeout.
+            CallAbandoned: the deadline passed first (the call was answered for it).
+        """
+        workers = self.executor.workers
+        workers.check(ctx.abandoned)
+        counters = workers.counters(ctx.abandoned)
+        deadlines = self.executor.deadlines
+        entry = deadlines.add(time.monotonic() + timeout, functools.partial(
+            self._abandon, ctx, record, counters, text, takeover))
+        try:
+            return tool.invoke(args)
+        finally:
+            if not deadlines.cancel(entry):
+                for counter in counters:  # counted by _abandon; this thread is free again
+                    counter.remove()
+                raise CallAbandoned  # the tool's outcome is dropped on purpose
+
+    def _abandon(self, ctx: RunContext, record: ToolCallRecord,
+                 counters: tuple[AbandonCounter, ...], text: str, takeover: Takeover) -> None:
+        """The watchdog's action for an inline call past its deadline (never blocks)."""
+        for counter in counters:
+            counter.add()
+
+        def answer() -> None:
+            reply = _error("timeout", text)
+            record.duration_s = max(time.time() - record.started_at, 0.0)
+            self._finish(ctx, record, reply)
+            takeover(reply)
+
+        self.executor.workers.spawn(answer)
 
     def _finish(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
         if reply["ok"]:

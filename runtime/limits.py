@@ -5,6 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from toolscript.sandbox.defaults import (
+    DEFAULT_CPU_TIME_S,
+    DEFAULT_MAX_OUTPUT_CHARS,
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_WALL_TIME_S,
+)
+
 from toolscript.errors import ConfigurationError
 
 
@@ -25,8 +32,13 @@ class Limits:
         max_output_chars: characters a run may print (``output_limit``).
         max_result_bytes: size of the final value as JSON (``result_limit``).
         tool_timeout_s: default timeout of one tool call (a tool's own
-            ``timeout_s`` wins); ``None`` runs tools inline without a timeout,
-            which is faster but lets a hanging tool hang the run.
+            ``timeout_s`` wins). A call past it is answered ``timeout`` and the
+            run goes on; the tool's thread is abandoned (it cannot be stopped,
+            in C code or not) and counted (``max_abandoned_threads``). On the
+            process backends calls still run inline in the thread serving the
+            run, watched by one runtime-wide watchdog thread; in process they
+            run on a worker thread. ``None``: inline, no timeout, so a hanging
+            tool hangs the run.
         max_parallel: tool calls ``parallel()`` runs at once.
         max_pids: processes and threads in a container (docker backend).
         cpus: CPU share of a container (docker backend).
@@ -47,12 +59,12 @@ class Limits:
             calls. ``Runtime.stats()`` reports the current number.
     """
 
-    wall_time_s: float = 30.0
-    cpu_time_s: float | None = None
+    wall_time_s: float = DEFAULT_WALL_TIME_S
+    cpu_time_s: float | None = DEFAULT_CPU_TIME_S
     memory_mb: int = 512
     max_tool_calls: int = 10_000
-    max_output_chars: int = 100_000
-    max_result_bytes: int = 1_000_000
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     tool_timeout_s: float | None = 30.0
     max_parallel: int = 16
     max_pids: int = 64

@@ -9,6 +9,8 @@ gone). Sessions are not shared between threads: one run at a time.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import itertools
 import logging
 import threading
@@ -44,6 +46,50 @@ _DEATH_MESSAGES = {
     "killed": "the sandbox was stopped",
     "protocol_error": "the sandbox broke the wire protocol and was stopped",
 }
+
+
+class _Serving:
+    """One remote run as its serving threads and its waiting caller share it.
+
+    One serving thread at a time talks to the sandbox, under ``io``; a thread
+    whose call was abandoned never touches it again. The thread that gets the
+    run's outcome :meth:`settle` s it, which wakes the caller.
+    """
+
+    __slots__ = ("_settled", "context", "ctx", "deadline", "done", "fresh", "handle", "io",
+                 "kill", "killed", "outcome", "stopped")
+
+    def __init__(self, handle: SandboxHandle, ctx: RunContext, deadline: float,
+                 fresh: bool) -> None:
+        self.handle = handle
+        self.ctx = ctx
+        self.deadline = deadline
+        """When the host stops waiting for the sandbox (``time.monotonic()``)."""
+        self.fresh = fresh
+        self.context = contextvars.copy_context()
+        """The caller's context variables (e.g. the host loop of async tools)."""
+        self.io = threading.Lock()
+        self.done = threading.Lock()
+        self.done.acquire()
+        self._settled = threading.Lock()
+        self.outcome: tuple[dict[str, Any], bool] | BaseException | None = None
+        self.kill = False
+        """The sandbox must be replaced (the caller kills it)."""
+        self.stopped = False
+        """The caller gave up waiting (Ctrl-C): serving threads leave the run."""
+        self.killed = False
+
+    def settle(self, outcome: tuple[dict[str, Any], bool] | BaseException) -> None:
+        """Hand the run's outcome to the caller (the first one counts)."""
+        if self._settled.acquire(blocking=False):
+            self.outcome = outcome
+            self.done.release()
+
+    def kill_sandbox(self) -> None:
+        """Kill the sandbox of a run the caller gave up on (call with ``io`` held)."""
+        if not self.killed:
+            self.killed = True
+            self.handle.kill()
 
 
 class Session:
@@ -261,10 +307,16 @@ class Session:
         return reply, False
 
     def _run_remote(self, code: str, ctx: RunContext) -> tuple[dict[str, Any], bool]:
+        """Send the script, then serve its calls on a worker thread until the result.
+
+        The run's calls execute inline in the serving thread (one hand-off per
+        run, none per call); should a call pass its timeout, the runtime's
+        watchdog answers it and a fresh thread continues serving (see
+        :meth:`Dispatcher.call_inline`), so this thread only waits.
+        """
         handle = self._handle
         assert handle is not None
         limits = self.runtime.limits
-        dispatcher = self.runtime.dispatcher
         deadline = time.monotonic() + limits.wall_time_s + HARD_KILL_GRACE_S
         run_message = {"type": "run", "id": 1, "code": code, "limits": limits.run_message()}
         fresh = False
@@ -281,53 +333,146 @@ class Session:
                 handle = replacement
                 handle.send(run_message)
                 fresh = True
+        except SandboxDied as exc:
+            self.restart()
+            return self._death_failure(exc, handle, ctx), True
+        except BaseException:  # Ctrl-C, an unencodable script: never reuse this sandbox
+            self.restart()
+            raise
+        serving = _Serving(handle, ctx, deadline, fresh)
+        self.runtime.dispatcher.executor.workers.spawn(
+            functools.partial(serving.context.copy().run, self._serve, serving, None))
+        try:
+            settled = serving.done.acquire(
+                timeout=max(deadline - time.monotonic(), 0.0) + HARD_KILL_GRACE_S)
+        except BaseException:  # Ctrl-C while waiting: the sandbox is mid-run, never reuse it
+            self._abandon_run(serving)
+            raise
+        if not settled:  # a hook or the host's own work held the serving thread too long
+            self._abandon_run(serving)
+            return self._wall_limit_failure(), True
+        if serving.kill:
+            self.restart()
+        outcome = serving.outcome
+        if isinstance(outcome, BaseException):
+            raise outcome
+        assert outcome is not None
+        return outcome
+
+    def _abandon_run(self, serving: _Serving) -> None:
+        """Give up on a run still being served: this session forgets its sandbox, which
+        is killed now, or by the serving thread when its current I/O returns (it
+        never touches the sandbox again after that)."""
+        serving.stopped = True
+        if self._handle is serving.handle:
+            self._handle = None
+        if serving.io.acquire(blocking=False):
+            try:
+                serving.kill_sandbox()
+            finally:
+                serving.io.release()
+
+    def _serve(self, serving: _Serving, pending: tuple[Any, dict[str, Any]] | None) -> None:
+        """The body of a serving thread (the first, or one continuing after a timeout)."""
+        previous = swap_bounds(serving.ctx.bounds)
+        try:
+            outcome: tuple[dict[str, Any], bool] | BaseException | None = self._serve_calls(
+                serving, pending)
+        except BaseException as exc:  # handed to the waiting caller
+            serving.kill = True
+            outcome = exc
+        finally:
+            swap_bounds(previous)
+        if outcome is not None:
+            serving.settle(outcome)
+
+    def _take_over(self, serving: _Serving, call_id: Any, reply: dict[str, Any]) -> None:
+        """Continue serving a run whose call was answered ``timeout`` by the watchdog."""
+        if not serving.stopped:
+            serving.context.copy().run(self._serve, serving, (call_id, reply))
+
+    def _serve_calls(
+        self, serving: _Serving, pending: tuple[Any, dict[str, Any]] | None
+    ) -> tuple[dict[str, Any], bool] | None:
+        """Serve calls until the result; None when this thread must leave the run."""
+        handle = serving.handle
+        ctx = serving.ctx
+        io = serving.io
+        dispatcher = self.runtime.dispatcher
+        try:
+            if pending is not None:
+                with io:
+                    if serving.stopped:
+                        serving.kill_sandbox()
+                        return None
+                    self._send_reply(handle, {"type": "reply", "id": pending[0], **pending[1]})
             while True:
-                remaining = deadline - time.monotonic()
+                remaining = serving.deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError
-                message = handle.recv(remaining)
+                with io:
+                    if serving.stopped:
+                        serving.kill_sandbox()
+                        return None
+                    message = handle.recv(remaining)
                 kind = message.get("type")
                 if kind == "call":
-                    reply = dispatcher.call(ctx, message.get("tool"), message.get("args"))
-                    self._send_reply(handle, {"type": "reply", "id": message.get("id"), **reply})
+                    call_id = message.get("id")
+                    reply = dispatcher.call_inline(
+                        ctx, message.get("tool"), message.get("args"),
+                        takeover=functools.partial(self._take_over, serving, call_id))
+                    if reply is None:  # the watchdog answered it; another thread goes on
+                        return None
+                    with io:
+                        if serving.stopped:
+                            serving.kill_sandbox()
+                            return None
+                        self._send_reply(handle, {"type": "reply", "id": call_id, **reply})
                 elif kind == "call_many":
                     calls = [(c.get("tool"), c.get("args")) for c in message.get("calls") or []
                              if isinstance(c, dict)]
                     replies = dispatcher.call_many(ctx, calls)
-                    self._send_reply(handle, {"type": "reply", "id": message.get("id"),
-                                              "results": replies})
+                    with io:
+                        if serving.stopped:
+                            serving.kill_sandbox()
+                            return None
+                        self._send_reply(handle, {"type": "reply", "id": message.get("id"),
+                                                  "results": replies})
                 elif kind == "result":
-                    return message, fresh
+                    return message, serving.fresh
                 else:
                     raise ProtocolError(f"unexpected message {kind!r} from the sandbox")
         except TimeoutError:
-            self.restart()
+            serving.kill = True
             return self._wall_limit_failure(), True
         except SandboxDied as exc:
-            reason = exc.reason or handle.death_reason() or "sandbox_crashed"
-            self.restart()
-            if reason in ("sandbox_crashed", "killed") and ctx.deadline is not None and (
-                time.monotonic() >= ctx.deadline
-            ):
-                # It stopped itself at its wall limit while the host was still
-                # answering a call (a batch that ran up to the deadline).
-                return self._wall_limit_failure(), True
-            if exc.detail:
-                _log.warning("toolscript sandbox of session %s stopped: %s", self.id, exc.detail)
-            template = _DEATH_MESSAGES.get(reason, "the sandbox stopped unexpectedly ({detail})")
-            detail = clean_message(crash_detail(exc.detail or reason), 1000)
-            text = template.format(memory=limits.memory_mb, detail=detail)
-            return self._failure(
-                reason if reason in _DEATH_MESSAGES and reason != "killed" else "sandbox_crashed",
-                text + "; variables from earlier runs of this session are lost",
-            ), True
+            serving.kill = True
+            return self._death_failure(exc, handle, ctx), True
         except ProtocolError as exc:
-            self.restart()
-            return self._failure("protocol_error",
-                                 clean_message(str(exc), limits.max_output_chars)), True
-        except BaseException:  # Ctrl-C while waiting: the sandbox is mid-run, never reuse it
-            self.restart()
-            raise
+            serving.kill = True
+            text = clean_message(str(exc), self.runtime.limits.max_output_chars)
+            return self._failure("protocol_error", text), True
+
+    def _death_failure(self, exc: SandboxDied, handle: SandboxHandle,
+                       ctx: RunContext) -> dict[str, Any]:
+        """The run's result when its sandbox died."""
+        limits = self.runtime.limits
+        reason = exc.reason or handle.death_reason() or "sandbox_crashed"
+        if reason in ("sandbox_crashed", "killed") and ctx.deadline is not None and (
+            time.monotonic() >= ctx.deadline
+        ):
+            # It stopped itself at its wall limit while the host was still
+            # answering a call (a batch that ran up to the deadline).
+            return self._wall_limit_failure()
+        if exc.detail:
+            _log.warning("toolscript sandbox of session %s stopped: %s", self.id, exc.detail)
+        template = _DEATH_MESSAGES.get(reason, "the sandbox stopped unexpectedly ({detail})")
+        detail = clean_message(crash_detail(exc.detail or reason), 1000)
+        text = template.format(memory=limits.memory_mb, detail=detail)
+        return self._failure(
+            reason if reason in _DEATH_MESSAGES and reason != "killed" else "sandbox_crashed",
+            text + "; variables from earlier runs of this session are lost",
+        )
 
     def _wall_limit_failure(self) -> dict[str, Any]:
         return self._failure(

@@ -12,6 +12,9 @@ stop a thread), its result is dropped, and the thread rejoins the idle set
 when the call returns. Abandoned calls are counted, runtime-wide and per
 :class:`AbandonCounter` (one per run): at either cap a call that needs a
 thread is refused with :class:`Overloaded` instead of leaking another one.
+Calls that run inline under the deadline watchdog (see ``dispatch.py``) are
+counted the same way. :meth:`HandoffWorkers.spawn` starts a job nobody waits
+for on the same parked threads (the thread serving a process backend's run).
 """
 
 from __future__ import annotations
@@ -63,8 +66,8 @@ class AbandonCounter:
 
 
 class _Worker:
-    __slots__ = ("_counters", "_done", "_go", "_job", "_notify", "_owner", "_result", "_state",
-                 "abandoned")
+    __slots__ = ("_counters", "_detached", "_done", "_go", "_job", "_notify", "_owner", "_result",
+                 "_state", "abandoned")
 
     def __init__(self, owner: HandoffWorkers) -> None:
         self._owner = owner
@@ -78,6 +81,7 @@ class _Worker:
         self._counters: tuple[AbandonCounter, ...] = ()
         self._result: tuple[bool, Any] = (True, None)
         self.abandoned = False
+        self._detached = False
         threading.Thread(target=self._loop, name="toolscript-tool", daemon=True).start()
 
     def _loop(self) -> None:
@@ -86,6 +90,13 @@ class _Worker:
             job = self._job
             if job is None:
                 return
+            if self._detached:  # nobody waits: the job reports its own outcome
+                self._job = None
+                self._detached = False
+                with contextlib.suppress(BaseException):
+                    job()
+                self._owner._park(self)
+                continue
             try:
                 self._result = (True, job())
             except BaseException as exc:  # handed back to the caller
@@ -166,7 +177,9 @@ class HandoffWorkers:
         self.abandoned = AbandonCounter(max_abandoned)
         """The runtime-wide count of calls running past their timeout."""
 
-    def _take(self, run: AbandonCounter | None) -> _Worker:
+    def check(self, run: AbandonCounter | None) -> None:
+        """Raise :class:`Overloaded` when a cap on abandoned calls is reached (the
+        runtime's, or ``run``'s): a call that might be abandoned must not start."""
         if self.abandoned.full() or (run is not None and run.full()):
             who = "this run" if run is not None and run.full() else "the host"
             count = run.count if run is not None and run.full() else self.abandoned.count
@@ -174,12 +187,29 @@ class HandoffWorkers:
                 f"{count} earlier tool calls of {who} are still running past their timeout; "
                 "no new call starts until they finish"
             )
+
+    def _take(self, run: AbandonCounter | None) -> _Worker:
+        self.check(run)
+        return self._idle_worker()
+
+    def _idle_worker(self) -> _Worker:
         with self._lock:
             worker = self._idle.pop() if self._idle else None
         return worker if worker is not None else _Worker(self)
 
-    def _counters(self, run: AbandonCounter | None) -> tuple[AbandonCounter, ...]:
+    def counters(self, run: AbandonCounter | None) -> tuple[AbandonCounter, ...]:
+        """The counters an abandoned call of ``run`` is counted in (the runtime's first)."""
         return (self.abandoned,) if run is None else (self.abandoned, run)
+
+
+    def spawn(self, job: Callable[[], Any]) -> None:
+        """Run ``job()`` on a parked (or new) worker and return at once; nobody waits
+        for it, its result and exceptions are dropped (the job reports its own
+        outcome). Not subject to the caps on abandoned calls: a run's own serving
+        thread uses it."""
+        worker = self._idle_worker()
+        worker._detached = True
+        worker.begin(job, None)
 
     def call(self, job: Callable[[], Any], timeout: float | None,
              run: AbandonCounter | None = None) -> Any:
@@ -190,7 +220,7 @@ class HandoffWorkers:
         Raises:
             Overloaded: a cap on abandoned calls is reached; ``job`` did not start.
         """
-        return self._take(run).call(job, timeout, self._counters(run))
+        return self._take(run).call(job, timeout, self.counters(run))
 
     def start(self, job: Callable[[], Any], notify: Callable[[], None],
               run: AbandonCounter | None = None) -> Started:
@@ -201,7 +231,7 @@ class HandoffWorkers:
         """
         worker = self._take(run)
         worker.begin(job, notify)
-        return Started(worker, self._counters(run))
+        return Started(worker, self.counters(run))
 
     def _park(self, worker: _Worker) -> None:
         with self._lock:
