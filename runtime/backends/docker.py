@@ -20,7 +20,10 @@ its containers behind: every new :class:`DockerBackend` removes those whose
 owner on this host is gone (:func:`remove_orphans`), and :func:`gc` removes
 stale ones on demand (``toolscript gc``). A container is never reused: a warm
 pool (:class:`~toolscript.runtime.backends.pool.WarmPool`) hands out fresh
-ones that have already said ``ready``.
+ones that have already said ``ready``. That is ``isolation="container"``;
+with ``isolation="process"`` (:mod:`.docker_process`) containers run the
+sandbox's fork server and are shared: each session is a walled process forked
+inside one.
 
 The engine is whatever the Docker SDK reaches from the environment:
 ``DOCKER_HOST=unix:///path``, ``tcp://host:2376`` (with ``DOCKER_TLS_VERIFY=1``
@@ -49,12 +52,20 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from toolscript.sandbox.protocol import PROTOCOL_VERSION, FrameDecoder, FrameError, encode_frame
+from toolscript.sandbox.zygote import ZYGOTE_FLAG
 
 from toolscript.errors import ConfigurationError, ImageError, ProtocolError, SandboxStartError
 
 from ..image import DEFAULT_IMAGE, check_image, docker_client
 from .base import Backend, SandboxDied, SandboxHandle, SandboxSpec
-from .docker_socket import BOOT_COMMAND, NO_SOCKET_EXIT, SocketChannel, SocketUnavailable
+from .docker_process import ContainerProcessHandle, ProcessIsolation, ZygoteContainer
+from .docker_socket import (
+    BOOT_COMMAND,
+    NO_SOCKET_EXIT,
+    ZYGOTE_BOOT_COMMAND,
+    SocketChannel,
+    SocketUnavailable,
+)
 from .pool import WarmPool
 
 if TYPE_CHECKING:
@@ -106,6 +117,8 @@ class ContainerConfig:
     runtime: str | None = None
     transport: str = "socket"
     test_hooks: bool = False
+    zygote: bool = False
+    """The container runs the fork server (``isolation="process"``), not one sandbox."""
 
     def create_kwargs(self, name: str, channel: SocketChannel | None = None) -> dict[str, Any]:
         """Keyword arguments of ``APIClient.create_host_config`` / ``create_container``.
@@ -149,12 +162,15 @@ class ContainerConfig:
             }
             kwargs["host_config"]["mounts"] = [channel.mount()]
             kwargs["container"]["stdin_open"] = False
-            kwargs["container"]["entrypoint"] = BOOT_COMMAND
+            kwargs["container"]["entrypoint"] = ZYGOTE_BOOT_COMMAND if self.zygote else BOOT_COMMAND
             kwargs["container"]["command"] = []
+        command: list[str] = [ZYGOTE_FLAG] if self.zygote else []  # arguments of the entrypoint
         if self.test_hooks:
             from toolscript.sandbox.walls.config import TEST_HOOKS_FLAG
 
-            kwargs["container"]["command"] = [TEST_HOOKS_FLAG]  # arguments of the entrypoint
+            command.append(TEST_HOOKS_FLAG)
+        if command:
+            kwargs["container"]["command"] = command
         return kwargs
 
 
@@ -627,6 +643,18 @@ class DockerBackend(Backend):
     container. ``runtime="runsc"`` selects gVisor; ``network=True`` gives the
     container a network (off by default; only for tools that run inside).
 
+    ``isolation`` says what a session gets to itself: ``"container"`` (the
+    default) a container of its own, as above; ``"process"`` a process forked
+    inside a warm container that up to ``sessions_per_container`` sessions
+    share (:mod:`.docker_process`): a new session costs a fork, not a
+    container start, and each is walled from the others by its own seccomp
+    filter, Landlock domain and rlimits, while the container's cgroup limits
+    (memory and pids scaled by ``sessions_per_container``, CPU shared) bound
+    them together. ``"process"`` passes descriptors over the socket transport,
+    so it needs an engine on this machine: with ``transport="attach"`` (or
+    ``"auto"`` resolving to it for a remote ``DOCKER_HOST``) it is refused with
+    :class:`~toolscript.errors.ConfigurationError`.
+
     Creating a backend first removes the containers that owners on this host
     left behind when they were killed (:func:`remove_orphans`; names in
     :attr:`orphans_removed`). ``test_hooks``: tests only, containers start with
@@ -651,11 +679,14 @@ class DockerBackend(Backend):
         start_timeout: float = 60.0,
         check: bool = True,
         test_hooks: bool = False,
+        isolation: str = "container",
+        sessions_per_container: int = 8,
     ) -> None:
         if transport not in ("auto", "socket", "attach"):
             raise ConfigurationError(
                 f"transport must be 'auto', 'socket' or 'attach', not {transport!r}"
             )
+        _check_isolation(isolation, _pick_transport(transport), sessions_per_container)
         self._client = docker_client if docker_client is not None else _connect()
         self._api: docker.APIClient = self._client.api
         if check:
@@ -676,7 +707,13 @@ class DockerBackend(Backend):
             test_hooks=test_hooks,
         )
         self._auto_transport = transport == "auto"
-        self._pools: dict[ContainerConfig, WarmPool[DockerSandbox]] = {}
+        self.isolation_mode = isolation
+        """``"container"`` or ``"process"`` (see the class docstring)."""
+        self._process: ProcessIsolation | None = None
+        if isolation == "process":
+            self._process = ProcessIsolation(self._api, sessions_per_container, start_timeout,
+                                             _REGISTRY, SANDBOX_UID)
+        self._pools: dict[ContainerConfig, WarmPool[Any]] = {}
         self._lock = threading.Lock()
         self._closed = False
         _BACKENDS.add(self)
@@ -693,7 +730,7 @@ class DockerBackend(Backend):
             pids_limit=int(limits.max_pids),
         )
 
-    def start(self, spec: SandboxSpec | None = None) -> DockerSandbox:
+    def start(self, spec: SandboxSpec | None = None) -> DockerSandbox | ContainerProcessHandle:
         """A started sandbox that said ``ready``: from the warm pool if one waits."""
         cfg = self.config_for(spec)
         pool = self._pool(cfg)
@@ -701,22 +738,36 @@ class DockerBackend(Backend):
         if pool is not None:
             handle = pool.acquire(wait_s=min(timeout, POOL_WAIT_S))
             if handle is not None:
-                return handle
-        return self._start_cold(cfg, max(timeout, 1.0))
+                if spec is not None and isinstance(handle, ContainerProcessHandle):
+                    handle.spec = spec
+                return handle  # type: ignore[no-any-return]
+        return self._start_cold(cfg, max(timeout, 1.0), spec)
 
     def handle_isolation(self, handle: SandboxHandle) -> IsolationReport:
         """The walls the sandbox put up inside its container, plus the container's own."""
         from ..isolation import container_walls, with_container
 
-        config = handle.config if isinstance(handle, DockerSandbox) else self._base
-        return with_container(super().handle_isolation(handle), container_walls(config))
+        config = getattr(handle, "config", None)
+        if not isinstance(config, ContainerConfig):
+            config = self._base
+        provided = container_walls(config)
+        if isinstance(handle, ContainerProcessHandle):
+            # Shared with the container's other sessions: these are the process's own.
+            provided["process_group"] = ("its own session and process group, killed by the host "
+                                         "(the container is removed with the pool)")
+            provided["process_limit"] = (f"container pids_limit {config.pids_limit}, shared by "
+                                         f"up to {handle.container.max_sessions} sessions")
+        return with_container(super().handle_isolation(handle), provided)
 
     @property
     def transport(self) -> str:
         """``"socket"`` (a Unix socket per container) or ``"attach"`` (attached stdio)."""
         return self._base.transport
 
-    def _start_cold(self, cfg: ContainerConfig, timeout: float) -> DockerSandbox:
+    def _start_cold(self, cfg: ContainerConfig, timeout: float,
+                    spec: SandboxSpec | None = None) -> DockerSandbox | ContainerProcessHandle:
+        if self._process is not None:
+            return self._start_process(cfg, timeout, spec)
         if cfg.transport == "socket" and self._base.transport == "attach":
             cfg = replace(cfg, transport="attach")  # fell back earlier
         try:
@@ -731,11 +782,30 @@ class DockerBackend(Backend):
             self._base = replace(self._base, transport="attach")
             return DockerSandbox(self._api, replace(cfg, transport="attach"), timeout)
 
-    def warm(self, spec: SandboxSpec | None = None) -> WarmPool[DockerSandbox] | None:
+    def _start_process(self, cfg: ContainerConfig, timeout: float,
+                       spec: SandboxSpec | None) -> ContainerProcessHandle:
+        assert self._process is not None
+        if spec is None:
+            from ..limits import Limits
+
+            spec = SandboxSpec(limits=Limits(), startup_timeout_s=timeout)
+        try:
+            return self._process.start(cfg, spec)
+        except SocketUnavailable:
+            raise SandboxStartError(
+                "isolation='process' passes descriptors over the protocol socket, but the "
+                "container cannot reach it (the engine does not share this machine's "
+                "filesystem); use isolation='container'") from None
+
+    def containers(self) -> list[ZygoteContainer]:
+        """The containers of ``isolation="process"`` running now (tests and diagnostics)."""
+        return self._process.containers() if self._process is not None else []
+
+    def warm(self, spec: SandboxSpec | None = None) -> WarmPool[Any] | None:
         """Start filling the pool for ``spec``'s container settings now."""
         return self._pool(self.config_for(spec))
 
-    def _pool(self, cfg: ContainerConfig) -> WarmPool[DockerSandbox] | None:
+    def _pool(self, cfg: ContainerConfig) -> WarmPool[Any] | None:
         if self.pool_size <= 0:
             return None
         with self._lock:
@@ -747,6 +817,8 @@ class DockerBackend(Backend):
                     lambda: self._start_cold(cfg, self.start_timeout),
                     self.pool_size,
                     name=f"docker-{len(self._pools)}",
+                    # Forked sessions are cheap to keep idle: size from demand, as subprocess.
+                    max_size=max(self.pool_size, 4) if self._process is not None else None,
                 )
                 self._pools[cfg] = pool
             return pool
@@ -759,6 +831,8 @@ class DockerBackend(Backend):
             self._pools.clear()
         for pool in pools:
             pool.shutdown()
+        if self._process is not None:
+            self._process.shutdown()
         _REGISTRY.flush()
 
     def __enter__(self) -> DockerBackend:
@@ -766,6 +840,27 @@ class DockerBackend(Backend):
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
+
+
+ISOLATION_MODES = ("container", "process")
+"""What a docker session gets to itself: a container, or a process in a shared container."""
+
+
+def _check_isolation(isolation: str, transport: str, sessions_per_container: int) -> None:
+    """Refuse an unknown mode, and ``"process"`` where descriptors cannot be passed."""
+    if isolation not in ISOLATION_MODES:
+        raise ConfigurationError(
+            f"isolation must be 'container' or 'process', not {isolation!r}")
+    if isolation != "process":
+        return
+    if transport != "socket":
+        raise ConfigurationError(
+            "isolation='process' needs the socket transport (the host passes each session's "
+            "pipes into the container over it), so an engine on this machine; with "
+            "transport='attach' or a remote DOCKER_HOST use isolation='container'")
+    if not isinstance(sessions_per_container, int) or sessions_per_container < 1:
+        raise ConfigurationError(
+            f"sessions_per_container must be a positive integer, not {sessions_per_container!r}")
 
 
 def _pick_transport(requested: str) -> str:

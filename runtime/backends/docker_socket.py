@@ -9,7 +9,11 @@ So, when the engine runs on this machine, each container gets:
   **read-only** at ``/run/toolscript`` (the only mount of the container: the
   "protocol channel" of the security model);
 * a boot command that connects to the socket, puts it on fds 0 and 1 and runs
-  the unchanged sandbox server (``python -m toolscript.sandbox``).
+  the unchanged sandbox server (``python -m toolscript.sandbox``); with
+  ``isolation="process"`` the socket is a ``SOCK_SEQPACKET`` one on fd 0 and
+  the container runs the fork server (``--zygote``), which receives each
+  session's pipes over it (``SCM_RIGHTS`` works across the container boundary:
+  one kernel).
 
 The host accepts exactly one connection, checks that it comes from a process
 inside that container (``SO_PEERCRED`` pid -> its cgroup names the container
@@ -31,7 +35,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BOOT_COMMAND", "CONTAINER_DIR", "NO_SOCKET_EXIT", "SocketChannel"]
+__all__ = [
+    "BOOT_COMMAND", "CONTAINER_DIR", "NO_SOCKET_EXIT", "ZYGOTE_BOOT_COMMAND", "SocketChannel",
+]
 
 CONTAINER_DIR = "/run/toolscript"
 SOCKET_NAME = "sandbox.sock"
@@ -39,22 +45,30 @@ NO_SOCKET_EXIT = 97
 """Exit code of the boot command when the protocol socket is not there."""
 
 _PYTHON = "/opt/toolscript/venv/bin/python"
-_BOOT = f"""\
+
+
+def _boot(kind: str, fds: tuple[int, ...]) -> str:
+    """A boot script: connect a ``kind`` socket, put it on ``fds``, run the sandbox module."""
+    dups = "".join(f"os.dup2(s.fileno(), {fd})\n" for fd in fds)
+    return f"""\
 import os, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s = socket.socket(socket.AF_UNIX, socket.{kind})
 try:
     s.connect({CONTAINER_DIR + "/" + SOCKET_NAME!r})
 except OSError as e:
     print('toolscript: no protocol socket:', e, file=sys.stderr)
     sys.exit({NO_SOCKET_EXIT})
-os.dup2(s.fileno(), 0)
-os.dup2(s.fileno(), 1)
-s.close()
+{dups}s.close()
 import runpy
 runpy.run_module('toolscript.sandbox', run_name='__main__', alter_sys=True)
 """
-BOOT_COMMAND = [_PYTHON, "-I", "-c", _BOOT]
+
+
+BOOT_COMMAND = [_PYTHON, "-I", "-c", _boot("SOCK_STREAM", (0, 1))]
 """Entrypoint of a socket-transport container (the image's own is stdio)."""
+ZYGOTE_BOOT_COMMAND = [_PYTHON, "-I", "-c", _boot("SOCK_SEQPACKET", (0,))]
+"""Entrypoint of a container that runs the fork server: the socket is its control socket
+(fd 0, one message per packet); pass ``--zygote`` as its command."""
 
 _UCRED = struct.Struct("3i")
 
@@ -66,10 +80,12 @@ class SocketUnavailable(Exception):
 class SocketChannel:
     """One listening socket in a private folder, for one container."""
 
-    def __init__(self, sandbox_uid: int) -> None:
+    def __init__(self, sandbox_uid: int, kind: int = socket.SOCK_STREAM) -> None:
+        """``kind``: ``SOCK_STREAM`` for a protocol channel, ``SOCK_SEQPACKET`` for a fork
+        server's control socket."""
         self.dir = tempfile.mkdtemp(prefix="toolscript-sock-")
         self.path = os.path.join(self.dir, SOCKET_NAME)
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener = socket.socket(socket.AF_UNIX, kind)
         try:
             self._listener.bind(self.path)
             self._listener.listen(1)

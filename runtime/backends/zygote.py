@@ -28,11 +28,13 @@ import socket
 import subprocess
 import tempfile
 import threading
-from typing import Any
+from typing import Any, Protocol
 
 from toolscript.errors import SandboxStartError
 
-__all__ = ["EXIT_UNKNOWN", "ForkedProcess", "Zygote", "ZygoteDied"]
+__all__ = [
+    "EXIT_UNKNOWN", "ForkedProcess", "Zygote", "ZygoteDied", "ZygoteProcess", "pid_of_pidfd",
+]
 
 EXIT_UNKNOWN = -(1 << 16)
 """The exit code of a forked sandbox whose status was lost with its zygote."""
@@ -48,6 +50,32 @@ def lifeline() -> int:
             read_end, write_end = os.pipe()  # both close-on-exec: no other program holds them
             _LIFELINE[:] = [read_end, write_end]
         return _LIFELINE[0]
+
+
+class ZygoteProcess(Protocol):
+    """The zygote's process as :class:`Zygote` uses it (a ``Popen``, or a container)."""
+
+    def poll(self) -> int | None:
+        """The exit code once it ended, else ``None``."""
+
+    def kill(self) -> None:
+        """End it now."""
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for it to end."""
+
+
+def pid_of_pidfd(pidfd: int) -> int | None:
+    """The pid, in this process's pid namespace, of the process a pidfd names."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Pid:"):
+                    pid = int(line.split()[1])
+                    return pid if pid > 0 else None
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 class ZygoteDied(Exception):
@@ -134,22 +162,30 @@ class ForkedProcess:
 class Zygote:
     """One fork server process and the reader thread that listens to it."""
 
-    def __init__(self, command: list[str], startup_timeout_s: float = 30.0) -> None:
+    def __init__(self, command: list[str], startup_timeout_s: float = 30.0, *,
+                 connected: tuple[socket.socket, ZygoteProcess] | None = None) -> None:
+        """Start ``command`` as the zygote, or (``connected``) speak to one already started
+        elsewhere (a container) over its connected control socket."""
         self.command = list(command)
-        host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._errfile = tempfile.TemporaryFile(prefix="toolscript-zygote-")  # noqa: SIM115
-        try:
-            self.process = subprocess.Popen(
-                command, stdin=zygote_end.fileno(), stdout=subprocess.DEVNULL,
-                stderr=self._errfile, env={}, cwd="/", close_fds=True,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            host_end.close()
-            self._errfile.close()
-            raise SandboxStartError(f"cannot start the sandbox fork server: {exc}") from None
-        finally:
-            zygote_end.close()
+        self._errfile: Any = None
+        self.process: ZygoteProcess
+        if connected is not None:
+            host_end, self.process = connected
+        else:
+            host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self._errfile = tempfile.TemporaryFile(prefix="toolscript-zygote-")  # noqa: SIM115
+            try:
+                self.process = subprocess.Popen(
+                    command, stdin=zygote_end.fileno(), stdout=subprocess.DEVNULL,
+                    stderr=self._errfile, env={}, cwd="/", close_fds=True,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                host_end.close()
+                self._errfile.close()
+                raise SandboxStartError(f"cannot start the sandbox fork server: {exc}") from None
+            finally:
+                zygote_end.close()
         self._control = host_end
         self._send_lock = threading.Lock()
         self._lock = threading.Lock()
@@ -252,16 +288,19 @@ class Zygote:
 
     def _on_answer(self, message: dict[str, Any], fds: list[int]) -> None:
         answer: Any = message.get("error") or "no reason given"
+        zygote_pid = int(message.get("pid") or 0)
         if message.get("op") == "spawned" and fds:
-            answer = ForkedProcess(int(message["pid"]), fds[0])
+            # The zygote names the child in its own pid namespace (a container's); the
+            # pidfd names it in ours, which is where signals to its group must go.
+            answer = ForkedProcess(pid_of_pidfd(fds[0]) or zygote_pid, fds[0])
             fds = fds[1:]
         for fd in fds:
             os.close(fd)
         with self._lock:
             slot = self._pending.pop(int(message.get("id") or 0), None)
             if isinstance(answer, ForkedProcess):
-                self._children[answer.pid] = answer
-                early = self._early_exits.pop(answer.pid, None)
+                self._children[zygote_pid] = answer
+                early = self._early_exits.pop(zygote_pid, None)
                 if early is not None:
                     answer.set_status(early)
         if slot is None:  # the caller gave up waiting: nobody will use this sandbox
@@ -297,16 +336,21 @@ class Zygote:
         with contextlib.suppress(OSError):
             self._control.close()
         self._last_words = self._stderr()
-        with contextlib.suppress(OSError):
-            self._errfile.close()
+        if self._errfile is not None:
+            with contextlib.suppress(OSError):
+                self._errfile.close()
 
     def last_words(self) -> str:
         """The end of the zygote's stderr (why it died)."""
         return (self._last_words if self._dead else self._stderr()) or "no output"
 
     def _stderr(self) -> str:
+        if self._errfile is None:
+            tail = getattr(self.process, "stderr_tail", None)  # a container's logs
+            return str(tail()) if tail is not None else ""
         try:
             self._errfile.seek(0)
-            return self._errfile.read()[-2000:].decode("utf-8", "replace").strip()
+            data: bytes = self._errfile.read()[-2000:]
+            return data.decode("utf-8", "replace").strip()
         except (OSError, ValueError):
             return ""

@@ -1,0 +1,349 @@
+"""``isolation="process"`` for the docker backend: warm containers, a forked sandbox per session.
+
+Starting a container costs hundreds of milliseconds; forking a prepared
+process costs a few. So in this mode a container is not a session's but a
+pool's: it runs the sandbox fork server (``toolscript.sandbox.zygote``) with
+its protocol socket (a ``SOCK_SEQPACKET`` one, see :mod:`.docker_socket`) as
+the control socket, and each session is a process forked inside it. The
+session's protocol pipes, stderr file and the host's lifeline are created on
+the host and passed in over that socket (``SCM_RIGHTS``: one kernel, so
+descriptors cross the container boundary); the zygote answers with a pidfd of
+the child, which the host uses for liveness and signals. The child puts up
+the same walls as any sandbox (seccomp allow-list, Landlock with signal and
+abstract-socket scoping, no_new_privs, no capabilities, rlimits) before its
+first script, inside a container that adds its own (uid 10001, no network,
+read-only root, cgroup limits).
+
+What the sessions of one container share: the container's cgroup limits
+(memory, pids, CPU), which are therefore sized for ``sessions_per_container``
+sessions, its kernel namespaces and its uid. What keeps them apart: each is
+its own process and session, its Landlock domain lets it read only the Python
+installation (so no other session's ``/proc/<pid>``) and signal only itself,
+its seccomp filter admits no ``kill``/``ptrace``/``process_vm_*`` of others,
+and its rlimits bound its own memory and CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import struct
+import tempfile
+import threading
+import uuid
+import weakref
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from toolscript.errors import SandboxStartError
+
+from .base import SandboxSpec
+from .docker_socket import NO_SOCKET_EXIT, SocketChannel, SocketUnavailable
+from .subprocess import ProcessHandle, wait_ready
+from .zygote import Zygote, ZygoteDied
+
+if TYPE_CHECKING:
+    import docker
+
+ContainerConfig = Any
+"""A :class:`~.docker.ContainerConfig` (named loosely: :mod:`.docker` imports this module)."""
+
+
+class Registry(Protocol):
+    """The docker backend's record of the containers to remove (``_Registry`` there)."""
+
+    def add(self, container_id: str, api: docker.APIClient) -> None:
+        """Record a created container."""
+
+    def remove_soon(self, container_id: str) -> None:
+        """Remove it on the reaper thread."""
+
+__all__ = ["ContainerProcessHandle", "ProcessIsolation", "ZygoteContainer"]
+
+log = logging.getLogger(__name__)
+
+_LOGS_TAIL = 100
+_UCRED = struct.Struct("3i")
+_ZYGOTE_MEMORY = 128 * 1024 * 1024
+_ZYGOTE_PIDS = 8
+
+
+class ZygoteContainer:
+    """One started container running the fork server, and the sessions forked in it.
+
+    Also the :class:`~.zygote.ZygoteProcess` of its :class:`~.zygote.Zygote`:
+    ``poll`` is ``None`` while the container has not been removed, ``kill``
+    removes it (and every session in it).
+    """
+
+    def __init__(self, api: docker.APIClient, config: ContainerConfig, max_sessions: int,
+                 timeout: float, registry: Registry, sandbox_uid: int) -> None:
+        self.config = config
+        self.max_sessions = max_sessions
+        self.sessions = 0
+        """Sessions forked here and not ended yet (guarded by the owner's lock)."""
+        self._api = api
+        self._code: int | None = None
+        self.name = f"toolscript-{uuid.uuid4().hex[:12]}"
+        channel = SocketChannel(sandbox_uid, kind=socket.SOCK_SEQPACKET)
+        kwargs = config.create_kwargs(self.name, channel)
+        try:
+            host_config = api.create_host_config(**kwargs["host_config"])
+            created = api.create_container(config.image, host_config=host_config,
+                                           **kwargs["container"])
+        except Exception as exc:
+            channel.close()
+            raise SandboxStartError(
+                f"creating a sandbox container from {config.image!r} failed: {exc}") from exc
+        self.id: str = created["Id"]
+        registry.add(self.id, api)
+        self._finalizer = weakref.finalize(self, registry.remove_soon, self.id)
+        try:
+            api.start(self.id)
+            control = channel.accept(self.id, timeout, self._running)
+            pid, _uid, _gid = _UCRED.unpack(
+                control.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
+            self.zygote_pid = pid
+            """The fork server's pid as this host sees it (diagnostics and tests)."""
+            self.zygote = Zygote(["docker", self.name], timeout, connected=(control, self))
+        except SocketUnavailable:
+            code = self._exit_code()
+            self.kill()
+            if code == NO_SOCKET_EXIT:
+                raise
+            raise SandboxStartError(
+                f"the fork server container did not start: {self.stderr_tail()}") from None
+        except BaseException as exc:
+            tail = self.stderr_tail()
+            self.kill()
+            if isinstance(exc, SandboxStartError):
+                raise
+            raise SandboxStartError(f"the fork server container did not start: {exc}"
+                                    + (f"\n{tail}" if tail else "")) from exc
+
+    # ------------------------------------------------------- ZygoteProcess
+    def poll(self) -> int | None:
+        """``None`` until the container is removed (the zygote's death shows on its socket)."""
+        return self._code
+
+    def kill(self) -> None:
+        """Remove the container, with every session forked in it (idempotent)."""
+        if self._code is None:
+            self._code = -9
+        self._finalizer()  # removal on the reaper thread; the backend's shutdown waits for it
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the container to stop (its zygote exited); its exit code."""
+        if self._code is None:
+            try:
+                result = self._api.wait(self.id, timeout=timeout)
+                self._code = int(result.get("StatusCode", -1))
+            except Exception:
+                import subprocess
+
+                raise subprocess.TimeoutExpired(self.name, timeout or 0.0) from None
+        return self._code
+
+    def stderr_tail(self) -> str:
+        """The end of the container's stderr (the zygote's, and children's before set-up)."""
+        try:
+            logs: bytes = self._api.logs(self.id, stdout=False, stderr=True, tail=_LOGS_TAIL)
+        except Exception:
+            return ""
+        return logs.decode("utf-8", "replace").strip()[-2000:]
+
+    # ------------------------------------------------------------ sessions
+    @property
+    def alive(self) -> bool:
+        """True while the container's fork server answers."""
+        return self._code is None and self.zygote.alive
+
+    def fork(self, spec: SandboxSpec) -> ContainerProcessHandle:
+        """A new sandbox process in this container, after its ``ready``."""
+        errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - the handle's
+        to_child, to_host = os.pipe(), os.pipe()
+        try:
+            process = self.zygote.spawn(to_child[0], to_host[1], errfile.fileno(),
+                                        spec.startup_timeout_s)
+        except BaseException:
+            for fd in (*to_child, *to_host):
+                os.close(fd)
+            errfile.close()
+            raise
+        os.close(to_child[0])
+        os.close(to_host[1])
+        handle = ContainerProcessHandle(process, spec, errfile, (to_child[1], to_host[0]), self)
+        wait_ready(handle, spec.startup_timeout_s)
+        return handle
+
+    def _running(self) -> bool:
+        try:
+            return bool(self._api.inspect_container(self.id)["State"]["Running"])
+        except Exception:
+            return False
+
+    def _exit_code(self) -> int | None:
+        try:
+            state = self._api.inspect_container(self.id)["State"]
+            if state.get("Running"):
+                self._api.wait(self.id, timeout=10)
+                state = self._api.inspect_container(self.id)["State"]
+            return int(state.get("ExitCode", -1))
+        except Exception:
+            return None
+
+    def __repr__(self) -> str:
+        return f"<ZygoteContainer {self.name} sessions={self.sessions}/{self.max_sessions}>"
+
+
+class ContainerProcessHandle(ProcessHandle):
+    """A session's sandbox: a process forked inside a :class:`ZygoteContainer`.
+
+    Spoken to over host pipes like a subprocess sandbox; killing it kills its
+    process group (by its pid as this host sees it, from the pidfd) and frees
+    its place in the container.
+    """
+
+    def __init__(self, process: Any, spec: SandboxSpec, errfile: Any, fds: tuple[int, int],
+                 container: ZygoteContainer) -> None:
+        super().__init__(process, spec, errfile, fds=fds)
+        self.container = container
+        self.config = container.config
+        self._released = False
+        self._on_release: Any = None
+
+    def kill(self) -> None:
+        """Kill the sandbox process and its group; its container stays for other sessions."""
+        super().kill()
+        if not self._released:
+            self._released = True
+            if self._on_release is not None:
+                self._on_release(self)
+
+    def __repr__(self) -> str:
+        return f"<ContainerProcessHandle pid={self.process.pid} in {self.container.name}>"
+
+
+class ProcessIsolation:
+    """The docker backend's sessions as forked processes in shared, warm containers.
+
+    Containers are kept per container configuration; a session goes to the
+    first live container with room (fewer than ``sessions_per_container``
+    sessions), a new container is started when none has room, and a
+    container left empty is removed while another one has room. ``shutdown``
+    removes every container, and with it every session.
+    """
+
+    def __init__(self, api: docker.APIClient, sessions_per_container: int,
+                 start_timeout: float, registry: Registry, sandbox_uid: int) -> None:
+        self._api = api
+        self._registry = registry
+        self._uid = sandbox_uid
+        self.sessions_per_container = sessions_per_container
+        self.start_timeout = start_timeout
+        self._containers: dict[ContainerConfig, list[ZygoteContainer]] = {}
+        self._lock = threading.Lock()
+        self._starting = threading.Lock()  # one container start at a time
+        self._closed = False
+
+    def start(self, cfg: ContainerConfig, spec: SandboxSpec) -> ContainerProcessHandle:
+        """A forked sandbox for ``spec`` in a container of ``cfg`` (started if none has room)."""
+        cfg = shared_config(cfg, self.sessions_per_container)
+        for attempt in range(2):
+            container = self._place(cfg, spec.startup_timeout_s)
+            try:
+                handle = container.fork(spec)
+            except ZygoteDied:
+                self._release_slot(container, dead=True)
+                if attempt:
+                    raise SandboxStartError(
+                        "the fork server container died twice in a row while starting a "
+                        f"sandbox: {container.stderr_tail()}") from None
+                continue
+            except BaseException:
+                self._release_slot(container)
+                raise
+            handle._on_release = lambda h: self._release_slot(h.container)
+            return handle
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def containers(self) -> list[ZygoteContainer]:
+        """The live containers (tests and diagnostics)."""
+        with self._lock:
+            return [c for group in self._containers.values() for c in group]
+
+    def shutdown(self) -> None:
+        """Remove every container and every session in them (idempotent)."""
+        with self._lock:
+            self._closed = True
+            containers = [c for group in self._containers.values() for c in group]
+            self._containers.clear()
+        for container in containers:
+            _retire(container)
+
+    # ------------------------------------------------------------ details
+    def _place(self, cfg: ContainerConfig, timeout: float) -> ZygoteContainer:
+        """A live container with room for one more session, its place taken."""
+        while True:
+            with self._lock:
+                if self._closed:
+                    raise SandboxStartError("the backend was shut down")
+                group = self._containers.setdefault(cfg, [])
+                for container in list(group):
+                    if not container.alive:
+                        group.remove(container)
+                        _retire(container)
+                    elif container.sessions < container.max_sessions:
+                        container.sessions += 1
+                        return container
+            # Full (or none yet): start one, and only one at a time; others wait for it.
+            with self._starting:
+                with self._lock:
+                    room = any(c.alive and c.sessions < c.max_sessions
+                               for c in self._containers.get(cfg, []))
+                if room:
+                    continue
+                container = ZygoteContainer(self._api, cfg, self.sessions_per_container,
+                                            max(timeout, self.start_timeout),
+                                            self._registry, self._uid)
+                with self._lock:
+                    if self._closed:
+                        _retire(container)
+                        raise SandboxStartError("the backend was shut down")
+                    self._containers.setdefault(cfg, []).append(container)
+
+    def _release_slot(self, container: ZygoteContainer, dead: bool = False) -> None:
+        retire = False
+        with self._lock:
+            container.sessions = max(container.sessions - 1, 0)
+            group = self._containers.get(container.config, [])
+            if container in group and (dead or not container.alive or (
+                    container.sessions == 0
+                    and any(c is not container and c.alive and c.sessions < c.max_sessions
+                            for c in group))):
+                group.remove(container)
+                retire = True
+        if retire:
+            _retire(container)
+
+
+def shared_config(cfg: ContainerConfig, sessions: int) -> ContainerConfig:
+    """The settings of a container shared by ``sessions`` sessions of ``cfg``'s limits.
+
+    Memory and pids are the per-session limits times ``sessions`` (plus room for the
+    fork server and init); the CPU quota is the per-session one times ``sessions``, at
+    most this machine's CPUs (the engine refuses more).
+    """
+    cpus = os.cpu_count() or 1
+    return replace(
+        cfg, zygote=True,
+        memory_bytes=cfg.memory_bytes * sessions + _ZYGOTE_MEMORY,
+        pids_limit=cfg.pids_limit * sessions + _ZYGOTE_PIDS,
+        nano_cpus=min(cfg.nano_cpus * sessions, cpus * 1_000_000_000),
+    )
+
+
+def _retire(container: ZygoteContainer) -> None:
+    """Remove the container (every session in it dies) and close its fork server."""
+    container.zygote.kill()
