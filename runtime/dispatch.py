@@ -35,11 +35,7 @@ from .limits import Limits
 from .messages import builtin_exception_of, clean_message, safe_str
 from .results import RunError, ToolCallRecord
 from .retention import RetentionBudget, summarize_args
-from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded
-
-
-class ToolTimedOut(Exception):
-    """A tool call passed its timeout (distinct from a ``TimeoutError`` the tool raises)."""
+from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded, ToolTimedOut
 
 
 class CallAbandoned(BaseException):

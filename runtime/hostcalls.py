@@ -46,6 +46,7 @@ from .idempotency import (
     fingerprint,
     key_namespace,
 )
+from .workers import ToolTimedOut
 
 if TYPE_CHECKING:
     from .dispatch import RunContext
@@ -239,8 +240,6 @@ class HostCalls:
             record.replayed = True
             return claim.value
         if claim.status == "busy":
-            from .dispatch import ToolTimedOut
-
             raise ToolTimedOut(
                 f"an earlier call with the same idempotency key was still running after "
                 f"{wait_s:g} s; retry later"

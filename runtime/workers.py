@@ -32,6 +32,15 @@ class CallTimedOut(Exception):
     """The call did not return within its timeout (it goes on in its thread)."""
 
 
+class ToolTimedOut(Exception):
+    """A tool call passed its timeout (distinct from a ``TimeoutError`` the tool raises).
+
+    The dispatcher raises it for a call past its deadline, and :mod:`.hostcalls` for
+    an idempotent call whose first run is still going; the dispatcher maps it to
+    the ``timeout`` reply.
+    """
+
+
 class Overloaded(Exception):
     """Too many calls are still running past their timeout; no thread was started."""
 

@@ -102,7 +102,7 @@ TRUSTED: dict[str, tuple[str, ...]] = {
                           "abc:update_abstractmethods", "functools:update_wrapper",
                           "enum:EnumType.__new__"),
     "thread_starters": ("toolscript.sandbox.watchdog:Watchdog._ensure_thread",
-                        "toolscript.sandbox.server:_exit_when_orphaned"),
+                        "toolscript.sandbox.launcher:_exit_when_orphaned"),
     "thread_start": ("threading:Thread.start",),
     "import_probers": ("encodings:search_function",),
 }
@@ -132,12 +132,12 @@ def build_trust(code_runners: Iterable[str] = ()) -> Trust:
     ``code_runners`` (tests only) name further functions that may compile and
     run code of their own.
     """
-    from . import interpreter, modules, policy
+    from . import modules, policy
 
     runners = tuple(code_runners)
     codes = {role: resolve_codes(names) for role, names in TRUSTED.items()}
     return Trust(
-        script_filename=interpreter.SCRIPT_FILENAME,
+        script_filename=policy.SCRIPT_FILENAME,
         compile_callers=codes["compile_callers"] + resolve_codes(runners),
         compile_files=frozenset({policy.compile_script.__code__.co_filename}),
         exec_callers=codes["exec_callers"] + resolve_codes(runners),

@@ -26,10 +26,9 @@ from .defaults import (
 )
 from .guards import AbortState, Guards, SandboxAbort
 from .modules import DEFAULT_MODULES, ModuleTable
-from .policy import PolicyViolation, SyntaxProblem, compile_script
+from .policy import SCRIPT_FILENAME, PolicyViolation, SyntaxProblem, compile_script
 from .toolcalls import SCRIPT_EXCEPTIONS, HostLink, ToolCaller, ToolError, ToolStub
 
-SCRIPT_FILENAME = "<script>"
 _GUARD_NAMES = frozenset({"__builtins__", "__name__", "_getattr_", "_write_", "_write_private_",
                           "_pow_", "_lshift_", "_check_abort_"})
 

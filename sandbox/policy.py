@@ -149,6 +149,10 @@ from RestrictedPython.transformer import (
     copy_locations,
 )
 
+SCRIPT_FILENAME = "<script>"
+"""The filename scripts are compiled under: tracebacks and the audit hook's trust
+table recognise a script's frames by it."""
+
 ALLOWED_DUNDER_METHODS = frozenset(
     {
         "__init__", "__post_init__", "__repr__", "__str__", "__format__",
@@ -704,7 +708,7 @@ class SyntaxProblem(Exception):
 
 
 def compile_script(
-    source: str, allowed_modules: frozenset[str], filename: str = "<script>"
+    source: str, allowed_modules: frozenset[str], filename: str = SCRIPT_FILENAME
 ) -> CompiledScript:
     """Parse, check and compile a script.
 

@@ -4,7 +4,8 @@
 ``reset``, ``shutdown``) against one :class:`Interpreter`. The inprocess
 backend calls :meth:`SandboxServer.handle` directly with a link that calls
 the host's dispatcher; process backends run :func:`serve` over a pair of
-byte streams, where tool calls become ``call`` frames and wait for ``reply``.
+byte streams, where tool calls become ``call`` frames and wait for ``reply``
+(:mod:`.launcher` starts such a process).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from typing import Any, BinaryIO
 
 from . import audithook
@@ -148,16 +148,6 @@ def before_run(limits: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def _audit_hook_wall() -> dict[str, Any]:
-    """The audit hook's entry in the wall report (it is installed before ``serve``)."""
-    from .walls.report import active, missing
-
-    if audithook.installed():
-        return active("installed before any script: refuses compile/exec outside the "
-                      "interpreter, open, os/socket/subprocess/ctypes events and imports")
-    return missing("not installed (a test-mode sandbox installs it from its test code)")
-
-
 def serve(
     reader: BinaryIO,
     writer: BinaryIO,
@@ -167,8 +157,9 @@ def serve(
 ) -> int:
     """Serve the protocol on two streams until ``shutdown`` or end of input.
 
-    ``walls`` (the report of :func:`toolscript.sandbox.walls.apply`) goes to
-    the host in the ``ready`` message.
+    ``walls`` (the report of :func:`toolscript.sandbox.walls.apply` and the
+    audit hook's entry, see :mod:`.launcher`) goes to the host in the
+    ``ready`` message.
     """
     link = StreamHostLink(reader, writer)
     server = server_class(link)
@@ -178,7 +169,7 @@ def serve(
         "audit_hook": audithook.installed(),
     }
     if walls is not None:
-        ready["walls"] = {**walls, "audit_hook": _audit_hook_wall()}
+        ready["walls"] = walls
     write_frame(writer, ready)
     while True:
         try:
@@ -196,111 +187,3 @@ def serve(
         if reply is None:
             return 0
         write_frame(writer, reply)
-
-
-def _exit_when_orphaned(poll_s: float = 0.5, lifeline: int | None = None) -> None:
-    """Exit if the host process goes away, even in the middle of a run.
-
-    ``lifeline``: the read end of a pipe whose write end only the host holds
-    (a sandbox forked by the zygote, whose parent is not the host): its end
-    of file is the host's death. Without it, a change of parent is.
-    """
-    parent = os.getppid()
-
-    def watch() -> None:
-        if lifeline is not None:
-            while True:
-                try:
-                    if not os.read(lifeline, 1):
-                        os._exit(3)
-                except InterruptedError:
-                    continue
-                except OSError:
-                    os._exit(3)
-        while True:
-            time.sleep(poll_s)
-            if os.getppid() != parent:
-                os._exit(3)
-
-    threading.Thread(target=watch, name="toolscript-orphan-watch", daemon=True).start()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m toolscript.sandbox``: serve on stdin/stdout.
-
-    Start-up order: move the protocol streams aside, import everything the
-    sandbox will need, put up the OS walls (:mod:`.walls`), then start
-    threads and serve. Options (from the host): ``--walls JSON`` (a
-    :class:`~.walls.WallConfig`; default: every wall), ``--zygote`` (be the
-    fork server of :mod:`.zygote` on the control socket at fd 0 instead; the
-    walls then go up in each forked sandbox) and the tests' flag.
-    """
-    try:
-        config, test_hooks, zygote = _parse_options(sys.argv[1:] if argv is None else argv)
-    except ValueError as exc:
-        print(f"toolscript sandbox: {exc}", file=sys.stderr)
-        return 2
-    threading.stack_size(512 * 1024)
-    if zygote:
-        from .zygote import serve_zygote
-
-        return serve_zygote(config, test_hooks)
-    reader = os.fdopen(os.dup(0), "rb", buffering=0)
-    writer = os.fdopen(os.dup(1), "wb", buffering=0)
-    # Nothing but frames may reach the protocol channel: stray writes go to stderr.
-    os.dup2(2, 1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    sys.stdout = sys.stderr
-    reader_buffered = os.fdopen(reader.fileno(), "rb", buffering=65536, closefd=False)
-    return start_serving(reader_buffered, writer, config, test_hooks)
-
-
-def start_serving(reader: BinaryIO, writer: BinaryIO, config: Any, test_hooks: bool,
-                  lifeline: int | None = None, preloaded: bool = False) -> int:
-    """Imports, OS walls, audit hook, threads, then :func:`serve` (in this order).
-
-    Shared by a directly started sandbox and a child of the zygote (which
-    passes the host's ``lifeline``, and ``preloaded``: the zygote imported
-    everything); the process must still be single-threaded.
-    """
-    from . import walls
-
-    server_class = SandboxServer
-    if test_hooks:
-        from .walls.testing import TestHookServer
-
-        server_class = TestHookServer
-    if not preloaded:
-        walls.preload()
-        audithook.preload()
-    report = walls.apply(config)
-    if not test_hooks:  # a test that wants the hook installs it from its unrestricted code
-        audithook.install_audit_hook()
-    # Threads start only now: the walls apply to the calling thread and its future threads.
-    _exit_when_orphaned(lifeline=lifeline)
-    return serve(reader, writer, walls=report, server_class=server_class)
-
-
-def _parse_options(args: list[str]) -> tuple[Any, bool, bool]:
-    from .walls.config import TEST_HOOKS_FLAG, WallConfig
-    from .zygote import ZYGOTE_FLAG
-
-    config = WallConfig()
-    test_hooks = False
-    zygote = False
-    rest = list(args)
-    while rest:
-        option = rest.pop(0)
-        if option == "--walls" and rest:
-            config = WallConfig.from_json(rest.pop(0))
-        elif option == TEST_HOOKS_FLAG:
-            test_hooks = True
-        elif option == ZYGOTE_FLAG:
-            zygote = True
-        else:
-            raise ValueError(f"unknown option {option!r}")
-    if config.allow_fork and not test_hooks:
-        raise ValueError("walls.allow_fork is for tests only (needs --test-hooks)")
-    return config, test_hooks, zygote

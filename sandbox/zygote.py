@@ -14,7 +14,8 @@ zygote forks; the child (:func:`_become_sandbox`) starts a session and
 process group of its own, moves those descriptors into place, closes every
 other one (the control socket included), re-seeds the random generators
 that the fork copied, and then does what a directly started sandbox does:
-walls, audit hook, threads, :func:`.server.serve`. The zygote answers
+walls, audit hook, threads, :func:`.server.serve` (the launcher's
+:func:`.launcher.start_serving`, handed to :func:`serve_zygote`). The zygote answers
 ``spawned`` with the child's pid and a pidfd of it (opened before the zygote
 can reap it, so it names this child and no later process with its pid), or
 ``failed`` with the reason.
@@ -44,7 +45,8 @@ import signal
 import socket
 import sys
 import traceback
-from typing import Any
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 ZYGOTE_FLAG = "--zygote"
 """The command-line flag that makes ``python -m toolscript.sandbox`` a zygote."""
@@ -56,8 +58,17 @@ SPAWN_FDS = 4
 """Descriptors per ``spawn`` request: protocol reader, protocol writer, stderr, lifeline."""
 
 
-def serve_zygote(config: Any, test_hooks: bool) -> int:
-    """Run the fork server until its control socket closes (see the module docstring)."""
+StartSandbox = Callable[[BinaryIO, BinaryIO, int], int]
+"""Become a sandbox server on a protocol reader and writer with the host's lifeline
+(everything is imported already); returns the exit code."""
+
+
+def serve_zygote(config: Any, start_sandbox: StartSandbox) -> int:
+    """Run the fork server until its control socket closes (see the module docstring).
+
+    ``start_sandbox`` runs in each forked child, passed in by the launcher so that
+    this module does not import the server.
+    """
     from . import audithook, walls
     from .walls import orchestrator
 
@@ -96,7 +107,7 @@ def serve_zygote(config: Any, test_hooks: bool) -> int:
             return 0
         request = json.loads(data)
         if request.get("op") == "spawn" and len(fds) == SPAWN_FDS:
-            _spawn(control, request, fds, children, config, test_hooks)
+            _spawn(control, request, fds, children, start_sandbox)
         else:
             _send(control, {"op": "failed", "id": request.get("id"),
                             "error": "bad spawn request"})
@@ -126,7 +137,7 @@ def _reap(control: socket.socket, children: set[int]) -> None:
 
 
 def _spawn(control: socket.socket, request: dict[str, Any], fds: list[int],
-           children: set[int], config: Any, test_hooks: bool) -> None:
+           children: set[int], start_sandbox: StartSandbox) -> None:
     sys.stderr.flush()
     try:
         pid = os.fork()
@@ -136,7 +147,7 @@ def _spawn(control: socket.socket, request: dict[str, Any], fds: list[int],
     if pid == 0:
         code = 1
         try:
-            code = _become_sandbox(control, fds, config, test_hooks)
+            code = _become_sandbox(control, fds, start_sandbox)
         except BaseException:  # a child must never return into the zygote
             with contextlib.suppress(BaseException):
                 traceback.print_exc()
@@ -152,12 +163,10 @@ def _spawn(control: socket.socket, request: dict[str, Any], fds: list[int],
         os.close(pidfd)
 
 
-def _become_sandbox(control: socket.socket, fds: list[int], config: Any,
-                    test_hooks: bool) -> int:
+def _become_sandbox(control: socket.socket, fds: list[int],
+                    start_sandbox: StartSandbox) -> int:
     """In the forked child: become a fresh sandbox server (never returns into the zygote)."""
     import random
-
-    from . import server
 
     os.setsid()
     signal.set_wakeup_fd(-1)
@@ -175,8 +184,7 @@ def _become_sandbox(control: socket.socket, fds: list[int], config: Any,
     random.seed()  # a clone must not replay its siblings' random numbers
     reader = os.fdopen(reader_fd, "rb", buffering=65536)
     writer = os.fdopen(writer_fd, "wb", buffering=0)
-    return server.start_serving(reader, writer, config, test_hooks, lifeline=lifeline_fd,
-                                preloaded=True)
+    return start_sandbox(reader, writer, lifeline_fd)
 
 
 def _close_all_but(keep: set[int]) -> None:

@@ -27,6 +27,7 @@ from .options import ToolOptions
 from .registry import ToolRegistry
 from .resilience import ToolRetry, resilient
 from .schema import schema_for_type
+from .schematool import SchemaTool as SchemaTool  # registers Tool.from_schema's class
 from .stubs import render_stub, render_stubs
 from .twophase import TwoPhase, two_phase
 from .validation import ArgumentError, Problem

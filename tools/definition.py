@@ -60,6 +60,7 @@ __all__ = [
     "Tool",
     "ToolOptions",
     "check_tool_name",
+    "register_schema_tool",
 ]
 
 ParamKind = Literal["positional_or_keyword", "keyword_only"]
@@ -176,6 +177,20 @@ class HostNeeds:
     key_param: str | None = None
     phase: Literal["prepare", "commit"] | None = None
     partner: str | None = None
+
+
+_SCHEMA_TOOL_FACTORY: list[Callable[..., Tool]] = []
+"""The constructor behind :meth:`Tool.from_schema` (see :func:`register_schema_tool`)."""
+
+
+def register_schema_tool(factory: Callable[..., Tool]) -> None:
+    """Install the constructor behind :meth:`Tool.from_schema`.
+
+    :mod:`.schematool` registers :class:`~toolscript.tools.schematool.SchemaTool`,
+    a subclass of :class:`Tool`, when it is imported (the ``toolscript.tools``
+    package imports it), so this module does not import its own subclass.
+    """
+    _SCHEMA_TOOL_FACTORY[:] = [factory]
 
 
 class Tool:
@@ -338,9 +353,9 @@ class Tool:
         The other options (``read_only``, ``requires_approval``, ``timeout_s``,
         ``allowed_callers``, ``examples``) are those of :class:`ToolOptions`.
         """
-        from .schematool import SchemaTool
-
-        return SchemaTool(
+        if not _SCHEMA_TOOL_FACTORY:  # pragma: no cover - the package imports schematool
+            raise ToolDefinitionError("Tool.from_schema: toolscript.tools.schematool is not loaded")
+        return _SCHEMA_TOOL_FACTORY[0](
             func, name=name, description=description, input_schema=input_schema,
             output_schema=output_schema, **options,
         )

@@ -30,7 +30,7 @@ from typing import Any, Literal, Union, Unpack
 
 from toolscript.errors import SchemaError, ToolDefinitionError
 
-from .definition import MISSING, Param, Tool
+from .definition import MISSING, Param, Tool, register_schema_tool
 from .options import ToolFlagArgs, ToolOptions
 from .validation import ROOT, ArgsValidator, ArgumentError, Problem
 
@@ -251,6 +251,9 @@ class SchemaTool(Tool):
 
     def _hints(self) -> dict[str, Any]:  # pragma: no cover - not used: no signature to read
         return {}
+
+
+register_schema_tool(SchemaTool)  # the constructor behind Tool.from_schema
 
 
 def _unexpected(key: str, exposed: str | None) -> Problem:
