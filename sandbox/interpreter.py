@@ -180,14 +180,38 @@ class Interpreter:
 
         self.abort.clear()
         token = watchdog.arm(self.abort, limits.wall_s, limits.cpu_s)
+        outcome: dict[str, Any] | None = None
+        failure: BaseException | None = None
         try:
             outcome = self._execute(compiled, limits)
-        except SandboxAbort as exc:
-            outcome = self._abort_error(exc)
+        except (KeyboardInterrupt, SystemExit):
+            _disarm(token)
+            raise
+        except BaseException as exc:  # sorted out below, once the watchdog is off
+            failure = exc
         finally:
-            watchdog.disarm(token)
+            _disarm(token)
             self.caller.host_decimal = None
-            self._idle()
+        # The watchdog is off: no asynchronous abort can land from here on. A
+        # recorded abort (a limit, the audit hook) ends the run as that abort,
+        # whatever the script's unwinding turned it into on the way out.
+        if self.abort.error_type is not None and not isinstance(failure, SandboxAbort):
+            outcome = None
+        if outcome is None:
+            if isinstance(failure, SandboxAbort):
+                outcome = self._abort_error(failure)
+            elif self.abort.error_type is not None:
+                # An asynchronous abort that landed inside C code can surface as
+                # another exception (CPython reports a SystemError for a C call
+                # that "returned a result with an exception set"): the run ended
+                # because of the abort, and that is what it reports.
+                outcome = self._abort_error(SandboxAbort(self.abort.error_type,
+                                                         self.abort.message))
+            else:
+                self._idle()
+                assert failure is not None
+                raise failure
+        self._idle()
         return outcome
 
     def _idle(self) -> None:
@@ -292,6 +316,17 @@ def _text(value: Any) -> str:
         raise  # a limit stopped the formatting, or the host's own signal
     except BaseException:
         return f"<unprintable {_type_name(value)}>"
+
+
+def _disarm(token: Any) -> None:
+    """Stop the watchdog for this run, even if its last asynchronous abort lands
+    while we do (disarming is idempotent and clears a pending one)."""
+    while True:
+        try:
+            watchdog.disarm(token)
+            return
+        except SandboxAbort:
+            continue
 
 
 def _type_name(obj: Any) -> str:
