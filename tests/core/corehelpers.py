@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import select
 import threading
 import time
 from pathlib import Path
@@ -140,9 +141,23 @@ def pid_alive(pid: int) -> bool:
 
 
 def assert_gone(pid: int | None, timeout: float = 10.0) -> None:
-    """Wait (bounded) for ``pid`` to disappear; fail if it does not."""
+    """Wait (bounded) for ``pid`` to disappear; fail if it does not.
+
+    "Gone" means its whole thread group has exited (its pidfd is readable: the
+    condition the host's own liveness check uses), not just that its main
+    thread is a zombie while the other threads are still being torn down.
+    """
     if pid is None:
         return
+    try:
+        watch = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        if not select.select([watch], [], [], timeout)[0]:
+            raise AssertionError(f"sandbox process {pid} is still alive (orphan)")
+    finally:
+        os.close(watch)
     deadline = time.monotonic() + timeout
     while pid_alive(pid):
         if time.monotonic() > deadline:
