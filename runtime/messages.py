@@ -15,6 +15,8 @@ import functools
 import os
 import re
 
+from toolscript.sandbox.toolcalls import CATCHABLE_BUILTIN_EXCEPTIONS
+
 __all__ = ["cap_text", "clean_message", "crash_detail", "safe_str"]
 
 _TRACEBACK_LINE = re.compile(
@@ -99,15 +101,6 @@ def crash_detail(detail: str) -> str:
         return head
     last = [line.strip() for line in _strip_tracebacks(stderr).splitlines() if line.strip()]
     return f"{head}; last error line: {last[-1]}" if last else head
-
-
-CATCHABLE_BUILTIN_EXCEPTIONS: tuple[type[BaseException], ...] = (
-    KeyError, IndexError, LookupError, ZeroDivisionError, OverflowError, ArithmeticError,
-    FileNotFoundError, ConnectionError, OSError, NotImplementedError, RecursionError,
-    RuntimeError, AttributeError, TypeError, ValueError, AssertionError,
-)
-"""Builtin exception classes a failed tool call can be caught by in a script
-(most specific first; the sandbox builds ``ToolError`` subclasses of them)."""
 
 
 def builtin_exception_of(exc: BaseException) -> str | None:

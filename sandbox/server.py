@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 from . import audithook
 from .interpreter import Interpreter, RunLimits
 from .protocol import PROTOCOL_VERSION, FrameError, StreamClosed, read_frame, write_frame
-from .toolcalls import HostLink
+from .toolcalls import HostLink, not_json_reply
 
 
 class ServerProtocolError(Exception):
@@ -86,29 +86,18 @@ class StreamHostLink:
         try:
             return self._exchange({"type": "call", "tool": tool, "args": args})
         except (TypeError, ValueError) as exc:  # the encoder: TypeError for a set, an object
-            return _not_json_reply(exc)
+            return not_json_reply(exc)
 
     def call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Send several tool calls at once; return their replies in order."""
         try:
             reply = self._exchange({"type": "call_many", "calls": calls})
         except (TypeError, ValueError) as exc:
-            return [_not_json_reply(exc) for _ in calls]
+            return [not_json_reply(exc) for _ in calls]
         results: list[dict[str, Any]] = reply.get("results") or []
         if len(results) != len(calls):
             raise ServerProtocolError("call_many reply has the wrong number of results")
         return results
-
-
-def _not_json_reply(exc: Exception) -> dict[str, Any]:
-    return {
-        "ok": False,
-        "error": {
-            "type": "invalid_arguments",
-            "message": f"tool arguments must be JSON data (dict, list, str, int, float, bool, "
-            f"None): {exc}",
-        },
-    }
 
 
 def apply_process_limits(limits: dict[str, Any]) -> None:

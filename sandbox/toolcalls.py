@@ -90,16 +90,15 @@ class _ToolRaised(ToolError):
         return str(self.details.get("exception_message", self.message))
 
 
-_BUILTIN_BASES: dict[str, type[BaseException]] = {
-    kind.__name__: kind
-    for kind in (
-        KeyError, IndexError, LookupError, ZeroDivisionError, OverflowError, ArithmeticError,
-        FileNotFoundError, ConnectionError, OSError, NotImplementedError, RecursionError,
-        RuntimeError, AttributeError, TypeError, ValueError, AssertionError,
-    )
-}
+CATCHABLE_BUILTIN_EXCEPTIONS: tuple[type[BaseException], ...] = (
+    KeyError, IndexError, LookupError, ZeroDivisionError, OverflowError, ArithmeticError,
+    FileNotFoundError, ConnectionError, OSError, NotImplementedError, RecursionError,
+    RuntimeError, AttributeError, TypeError, ValueError, AssertionError,
+)
 """Builtin classes a failed call may also be caught as (the host names the most
 specific one the tool's exception is an instance of)."""
+
+_BUILTIN_BASES = {kind.__name__: kind for kind in CATCHABLE_BUILTIN_EXCEPTIONS}
 
 _RAISED_CLASSES: dict[str, type[ToolError]] = {
     name: type(f"Tool{name}", (_ToolRaised, base), {

@@ -13,15 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolscript.sandbox.codec import NotJSONData, to_json_data
+from toolscript.sandbox.codec import to_json_data
 from toolscript.sandbox.server import SandboxServer
 
 
 class DirectLink:
     """The sandbox's :class:`~toolscript.sandbox.toolcalls.HostLink` for inprocess runs.
 
-    Arguments are copied to plain JSON data before the host sees them, and
-    results before the sandbox does: no object crosses by reference.
+    Arguments arrive as fresh plain JSON data: the sandbox's ``ToolCaller``
+    checks and copies them once for every link, and answers a call whose
+    arguments are not JSON itself. Results are copied before the sandbox sees
+    them: no object crosses by reference.
     """
 
     def __init__(self) -> None:
@@ -31,40 +33,13 @@ class DirectLink:
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """Forward one call to the host's dispatcher."""
         assert self.call_one is not None, "no run is active"
-        try:
-            data = to_json_data(args)
-        except NotJSONData as exc:
-            return _not_json(exc)
-        reply = self.call_one(tool, data)
-        return _copy_reply(reply)
+        return _copy_reply(self.call_one(tool, args))
 
     def call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Forward several calls to the host's dispatcher."""
         assert self.call_several is not None, "no run is active"
-        prepared: list[tuple[str, Any]] = []
-        failures: dict[int, dict[str, Any]] = {}
-        for index, call in enumerate(calls):
-            try:
-                prepared.append((call["tool"], to_json_data(call["args"])))
-            except NotJSONData as exc:
-                failures[index] = _not_json(exc)
-                prepared.append((call["tool"], None))
-        replies = self.call_several([c for i, c in enumerate(prepared) if i not in failures])
-        merged = iter(replies)
-        return [
-            failures[i] if i in failures else _copy_reply(next(merged)) for i in range(len(calls))
-        ]
-
-
-def _not_json(exc: Exception) -> dict[str, Any]:
-    return {
-        "ok": False,
-        "error": {
-            "type": "invalid_arguments",
-            "message": "tool arguments must be JSON data (dict, list, str, int, float, bool, "
-            f"None): {exc}",
-        },
-    }
+        replies = self.call_several([(call["tool"], call["args"]) for call in calls])
+        return [_copy_reply(reply) for reply in replies]
 
 
 def _copy_reply(reply: dict[str, Any]) -> dict[str, Any]:
