@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolscript.runtime.audit.log import AuditLog
-from toolscript.runtime.dispatch import RunContext
+from toolscript.runtime.calls.dispatch import RunContext
 from toolscript.runtime.results import ToolCallRecord
 
 from toolscript import Limits, Runtime, tool

@@ -526,7 +526,11 @@ def docker_unavailable_reason() -> str:
         return _DOCKER_REASON[0]
     reason = ""
     try:
-        from toolscript.runtime.image import DEFAULT_IMAGE, check_image, docker_client
+        from toolscript.runtime.backends.docker.image import (
+            DEFAULT_IMAGE,
+            check_image,
+            docker_client,
+        )
 
         client = docker_client(timeout=10)
         client.ping()

@@ -181,7 +181,7 @@ def subprocess_ping(count: int = 1000, batches: int = 5) -> dict[str, Any]:
 def docker_ping(transport: str, count: int = 500, batches: int = 5) -> dict[str, Any]:
     """The sandbox server's ping through a docker backend handle (``socket``/``attach``)."""
     from toolscript.runtime.backends.base import SandboxSpec
-    from toolscript.runtime.backends.docker import DockerBackend
+    from toolscript.runtime.backends.docker.backend import DockerBackend
 
     from toolscript import Limits
 
@@ -200,9 +200,9 @@ def docker_ping(transport: str, count: int = 500, batches: int = 5) -> dict[str,
 
 def docker_attach_echo(count: int = 500, batches: int = 5) -> dict[str, Any]:
     """A raw echo loop in a container of the sandbox image over attached stdio."""
-    from toolscript.runtime.backends.docker import SANDBOX_UID
-    from toolscript.runtime.backends.docker_socket import _PYTHON
-    from toolscript.runtime.image import DEFAULT_IMAGE, docker_client
+    from toolscript.runtime.backends.docker.backend import SANDBOX_UID
+    from toolscript.runtime.backends.docker.image import DEFAULT_IMAGE, docker_client
+    from toolscript.runtime.backends.docker.socket_channel import _PYTHON
 
     api = docker_client().api
     script = ECHO_CHILD.replace("int(sys.argv[1]), int(sys.argv[2])", "0, 1")
@@ -251,7 +251,7 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 def docker_cold_start(repeat: int) -> dict[str, Any]:
     """Seconds from nothing to a sandbox container that said ``ready`` (no pool)."""
     from toolscript.runtime.backends.base import SandboxSpec
-    from toolscript.runtime.backends.docker import DockerBackend
+    from toolscript.runtime.backends.docker.backend import DockerBackend
 
     from toolscript import Limits
 
@@ -269,8 +269,8 @@ def docker_cold_start(repeat: int) -> dict[str, Any]:
 
 def docker_cli_run(repeat: int) -> dict[str, Any]:
     """Reference point: ``docker run --rm`` of a trivial Python in the sandbox image."""
-    from toolscript.runtime.backends.docker_socket import _PYTHON
-    from toolscript.runtime.image import DEFAULT_IMAGE
+    from toolscript.runtime.backends.docker.image import DEFAULT_IMAGE
+    from toolscript.runtime.backends.docker.socket_channel import _PYTHON
 
     samples = []
     for _ in range(repeat):

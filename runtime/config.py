@@ -473,7 +473,7 @@ def _build_profile(config: Config, name: str, chosen_by: str = "") -> Profile:
 
 
 def _idempotency_store(spec: str, base: Path) -> Any:
-    from .idempotency import InMemoryIdempotencyStore, SQLiteIdempotencyStore
+    from .calls.idempotency import InMemoryIdempotencyStore, SQLiteIdempotencyStore
 
     if spec == "memory":
         return InMemoryIdempotencyStore()

@@ -110,7 +110,7 @@ def unreported(backend: str) -> IsolationReport:
 def container_walls(config: Any) -> dict[str, str]:
     """What a docker sandbox's container configuration provides, per wall.
 
-    ``config`` is a :class:`~toolscript.runtime.backends.docker.ContainerConfig`.
+    ``config`` is a :class:`~toolscript.runtime.backends.docker.backend.ContainerConfig`.
     """
     walls = {
         "user": "the container runs as uid 10001",

@@ -15,9 +15,9 @@ from toolscript.tools import Tool, ToolRegistry
 from toolscript.errors import ConfigurationError, ProtocolError
 
 from .backends.base import Backend, SandboxHandle, SandboxSpec
-from .dispatch import Dispatcher, RunContext, ToolExecutor
-from .hostcalls import HostCalls
-from .idempotency import IdempotencyStore
+from .calls.dispatch import Dispatcher, RunContext, ToolExecutor
+from .calls.hostcalls import HostCalls
+from .calls.idempotency import IdempotencyStore
 from .isolation import IsolationReport, check_required, inprocess_report, required_walls
 from .limits import Limits
 from .names import BACKEND_NAMES, SANDBOX_BUILTIN_NAMES
@@ -37,7 +37,7 @@ def _make_backend(backend: str | Backend, options: dict[str, Any]) -> tuple[str,
 
         return "subprocess", SubprocessBackend(**options)
     if backend == "docker":
-        from .backends.docker import DockerBackend
+        from .backends.docker.backend import DockerBackend
 
         return "docker", DockerBackend(**options)
     raise ConfigurationError(
@@ -68,7 +68,7 @@ class Runtime:
             is merged over it. Never visible to scripts or the model.
         idempotency_store: where idempotent tools record their results
             (default: in memory, per runtime); see
-            :mod:`toolscript.runtime.idempotency`.
+            :mod:`toolscript.runtime.calls.idempotency`.
         require_isolation: OS walls every sandbox must have (names from
             :meth:`isolation`, or ``["all"]``); if one is missing the runtime
             fails closed with :class:`~toolscript.errors.IsolationUnavailable`,

@@ -1,7 +1,7 @@
 """A session: one sandbox, a persistent namespace, and the host-side policy.
 
 :meth:`Session.run` sends a script to the sandbox and serves the tool calls
-it makes through the runtime's :class:`~toolscript.runtime.dispatch.Dispatcher`
+it makes through the runtime's :class:`~toolscript.runtime.calls.dispatch.Dispatcher`
 until the result arrives. If the sandbox dies or overruns its wall clock it
 is killed and replaced on the next run (the result says so: its variables are
 gone). Sessions are not shared between threads: one run at a time.
@@ -27,8 +27,8 @@ from toolscript.errors import ProtocolError
 
 from .backends.base import SandboxDied, SandboxHandle, SandboxSpec
 from .backends.inprocess import InprocessSandbox
-from .dispatch import RunContext
-from .messages import cap_text, clean_message, crash_detail
+from .calls.dispatch import RunContext
+from .calls.messages import cap_text, clean_message, crash_detail
 from .results import RunError, RunResult, ToolCallRecord
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 
 from toolscript.runtime.backends.base import SandboxSpec
-from toolscript.runtime.backends.docker import DockerBackend, flush_removals
-from toolscript.runtime.image import DEFAULT_IMAGE
+from toolscript.runtime.backends.docker.backend import DockerBackend, flush_removals
+from toolscript.runtime.backends.docker.image import DEFAULT_IMAGE
 from toolscript.runtime.limits import Limits
 from toolscript.runtime.runtime import Runtime
 

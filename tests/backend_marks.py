@@ -36,7 +36,7 @@ sibling test; a container start per permutation would only add minutes."""
 def backend_options(name: str, pool_size: int = 1) -> dict[str, Any]:
     """Constructor options for a backend in tests (docker: the image under test)."""
     if name == "docker":
-        from toolscript.runtime.image import DEFAULT_IMAGE
+        from toolscript.runtime.backends.docker.image import DEFAULT_IMAGE
 
         return {"image": os.environ.get("TOOLSCRIPT_IMAGE", DEFAULT_IMAGE), "pool_size": pool_size}
     return {}

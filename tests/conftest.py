@@ -48,7 +48,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def docker_image_tag() -> str:
     """The sandbox image, checked (and built if stale) once per test session."""
-    from toolscript.runtime.image import DEFAULT_IMAGE, OFFLINE_BASE_IMAGE, ensure_image
+    from toolscript.runtime.backends.docker.image import (
+        DEFAULT_IMAGE,
+        OFFLINE_BASE_IMAGE,
+        ensure_image,
+    )
 
     from toolscript.errors import BackendUnavailable
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolscript.runtime.image import (
+from toolscript.runtime.backends.docker.image import (
     DEFAULT_BASE_IMAGE,
     DEFAULT_IMAGE,
     OFFLINE_BASE_IMAGE,
@@ -61,7 +61,7 @@ def add_gc_command(subparsers: Any) -> None:
 
 def cmd_gc(args: argparse.Namespace) -> int:
     """``toolscript gc [--all]``."""
-    from toolscript.runtime.backends.docker import gc
+    from toolscript.runtime.backends.docker.backend import gc
 
     removed = gc(all=args.all)
     print(f"removed {len(removed)} container(s)" + (": " + ", ".join(removed) if removed else ""))

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
-from toolscript.runtime.dispatch import RunContext
+from toolscript.runtime.calls.dispatch import RunContext
 from toolscript.runtime.integrations import telemetry_names as N
 from toolscript.runtime.results import RunResult, ToolCallRecord
 

@@ -21,7 +21,7 @@ from toolscript import Runtime
 
 def _options(name: str) -> dict[str, Any]:
     if name == "docker":
-        from toolscript.runtime.image import DEFAULT_IMAGE
+        from toolscript.runtime.backends.docker.image import DEFAULT_IMAGE
 
         return {"image": os.environ.get("TOOLSCRIPT_IMAGE", DEFAULT_IMAGE), "pool_size": 1}
     return {}

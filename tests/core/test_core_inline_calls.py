@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from backend_marks import process_backends
-from toolscript.runtime.deadlines import Deadlines
+from toolscript.runtime.calls.deadlines import Deadlines
 
 from toolscript import Limits, Runtime, tool
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from toolscript.runtime.image import DEFAULT_IMAGE, OFFLINE_BASE_IMAGE, ensure_image
+from toolscript.runtime.backends.docker.image import DEFAULT_IMAGE, OFFLINE_BASE_IMAGE, ensure_image
 
 from toolscript.errors import BackendUnavailable
 
@@ -34,7 +34,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[Any]:
     """A client of the engine in the environment, or a loud skip (a failure on CI)."""
-    from toolscript.runtime.image import docker_client as connect
+    from toolscript.runtime.backends.docker.image import docker_client as connect
 
     try:
         client = connect()
@@ -64,7 +64,7 @@ def image(docker_client: Any) -> str:
 @pytest.fixture(params=["socket", "attach"])
 def backend(request: pytest.FixtureRequest, docker_client: Any, image: str) -> Iterator[Any]:
     """A DockerBackend without a warm pool (each start is a cold container), per transport."""
-    from toolscript.runtime.backends.docker import DockerBackend
+    from toolscript.runtime.backends.docker.backend import DockerBackend
 
     b = DockerBackend(image, pool_size=0, docker_client=docker_client, transport=request.param)
     assert b.transport == request.param

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from toolscript.runtime.backends.docker import (
+from toolscript.runtime.backends.docker.backend import (
     MANAGED_LABEL,
     OWNER_HOST_LABEL,
     OWNER_PID_LABEL,
@@ -32,13 +32,13 @@ from toolscript.runtime.backends.docker import (
 
 CRASHING_HOST = textwrap.dedent("""
     import json, sys, uuid
-    from toolscript.runtime.backends.docker import DockerBackend
+    from toolscript.runtime.backends.docker.backend import DockerBackend
 
     backend = DockerBackend({image!r}, pool_size=2)
     assert backend.warm(None).wait_ready(120)
     config = backend.config_for(None)
     kwargs = config.create_kwargs("toolscript-crash-" + uuid.uuid4().hex[:12])
-    from toolscript.runtime.image import docker_client
+    from toolscript.runtime.backends.docker.image import docker_client
     api = docker_client().api
     created = api.create_container(config.image,
                                    host_config=api.create_host_config(**kwargs["host_config"]),

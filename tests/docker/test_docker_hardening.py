@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from dockerhelpers import exec_python, spec
-from toolscript.runtime.backends.docker import DockerBackend
+from toolscript.runtime.backends.docker.backend import DockerBackend
 
 
 def test_container_hardening_seen_from_the_host(backend: DockerBackend) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolscript.runtime import image as image_mod
-from toolscript.runtime.backends.docker import DockerBackend
+from toolscript.runtime.backends.docker import image as image_mod
+from toolscript.runtime.backends.docker.backend import DockerBackend
 
 from toolscript.errors import BackendUnavailable, ImageError
 

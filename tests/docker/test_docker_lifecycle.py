@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from dockerhelpers import exec_python, spec
 from toolscript.runtime.backends.base import SandboxDied
-from toolscript.runtime.backends.docker import (
+from toolscript.runtime.backends.docker.backend import (
     MANAGED_LABEL,
     OWNER_PID_LABEL,
     DockerBackend,
@@ -152,7 +152,7 @@ def test_container_of_a_dropped_handle_is_removed(
 def test_containers_are_removed_at_interpreter_exit(docker_client: Any, image: str) -> None:
     script = textwrap.dedent(f"""
         import os
-        from toolscript.runtime.backends.docker import DockerBackend
+        from toolscript.runtime.backends.docker.backend import DockerBackend
         b = DockerBackend({image!r}, pool_size=2)
         h = b.start(None)           # one in use, never closed
         b.warm(None).wait_ready(60)  # two idle in the pool, never shut down

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dockerhelpers import container_running, my_running_containers, spec
-from toolscript.runtime.backends.docker import DockerBackend
+from toolscript.runtime.backends.docker.backend import DockerBackend
 from waiting import wait_until
 
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from dockerhelpers import container_running
-from toolscript.runtime.backends.docker import DockerBackend
-from toolscript.runtime.backends.docker_process import ContainerProcessHandle
+from toolscript.runtime.backends.docker.backend import DockerBackend
+from toolscript.runtime.backends.docker.process import ContainerProcessHandle
 
 from tests.security.walled import ATTEMPT  # attempt() and raw(), as in the walls tests
 from toolscript import Limits, Runtime

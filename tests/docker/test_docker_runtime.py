@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolscript.runtime.backends.docker import flush_removals
+from toolscript.runtime.backends.docker.backend import flush_removals
 from toolscript.runtime.limits import Limits
 from toolscript.runtime.runtime import Runtime
 

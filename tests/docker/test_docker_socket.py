@@ -7,8 +7,8 @@ import tempfile
 from typing import Any
 
 import pytest
-from toolscript.runtime.backends import docker_socket
-from toolscript.runtime.backends.docker import DockerBackend
+from toolscript.runtime.backends.docker import socket_channel as docker_socket
+from toolscript.runtime.backends.docker.backend import DockerBackend
 
 from toolscript.errors import SandboxStartError
 

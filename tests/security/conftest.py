@@ -37,7 +37,7 @@ SUITE_LIMITS = Limits(wall_time_s=5.0, memory_mb=256, max_output_chars=10_000,
 def backend_options(name: str, pool_size: int = 1) -> dict[str, object]:
     """Constructor options of a backend in these tests (as in ``tests/conftest.py``)."""
     if name == "docker":
-        from toolscript.runtime.image import DEFAULT_IMAGE
+        from toolscript.runtime.backends.docker.image import DEFAULT_IMAGE
 
         return {"image": os.environ.get("TOOLSCRIPT_IMAGE", DEFAULT_IMAGE), "pool_size": pool_size}
     return {}

@@ -225,8 +225,8 @@ def new_sandbox_children(before: set[int]) -> list[tuple[int, str]]:
 def my_containers() -> list[str]:
     """Names of sandbox containers created by this process that still exist."""
     try:
-        from toolscript.runtime.backends.docker import flush_removals
-        from toolscript.runtime.image import docker_client
+        from toolscript.runtime.backends.docker.backend import flush_removals
+        from toolscript.runtime.backends.docker.image import docker_client
     except ImportError:  # pragma: no cover - docker SDK missing
         return []
     try:

@@ -176,8 +176,8 @@ class Hooked(Walled):
 def start_hooked(backend_name: str) -> Hooked:
     """A hooked test-mode sandbox on ``backend_name``."""
     if backend_name == "docker":
-        from toolscript.runtime.backends.docker import DockerBackend
-        from toolscript.runtime.image import DEFAULT_IMAGE
+        from toolscript.runtime.backends.docker.backend import DockerBackend
+        from toolscript.runtime.backends.docker.image import DEFAULT_IMAGE
 
         image = os.environ.get("TOOLSCRIPT_IMAGE", DEFAULT_IMAGE)
         return Hooked(Runtime(backend=DockerBackend(image, pool_size=0, test_hooks=True)))

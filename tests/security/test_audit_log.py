@@ -20,9 +20,9 @@ from toolscript.runtime.audit.log import (
     AuditLog,
     verify,
 )
+from toolscript.runtime.calls.dispatch import RunContext
 from toolscript.runtime.cli.audit import EXIT_BROKEN, EXIT_OK, EXIT_UNREADABLE, EXIT_UNVERIFIED
 from toolscript.runtime.cli.main import main as cli_main
-from toolscript.runtime.dispatch import RunContext
 from toolscript.runtime.results import RunError, ToolCallRecord
 from toolscript.tools import IdempotencyKey, Inject, Injected, tool, two_phase
 
@@ -314,7 +314,7 @@ def test_audit_log_is_exported_from_the_package() -> None:
 WRITER = """
 import sys
 from toolscript.runtime.audit.log import AuditLog
-from toolscript.runtime.dispatch import RunContext
+from toolscript.runtime.calls.dispatch import RunContext
 from toolscript.runtime.results import ToolCallRecord
 
 path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])

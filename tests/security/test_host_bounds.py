@@ -476,7 +476,7 @@ def test_messages_carry_no_host_paths_or_tracebacks(make_runtime: Callable[..., 
 
 
 def test_clean_message_rules():
-    from toolscript.runtime.messages import clean_message, crash_detail
+    from toolscript.runtime.calls.messages import clean_message, crash_detail
 
     text = (f"failed: [Errno 2] No such file: '{HOST_DIR}/x/secret.txt'\n"
             "Traceback (most recent call last):\n"

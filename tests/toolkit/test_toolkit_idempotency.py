@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from toolkit_helpers import error_types, run_ok
 from toolscript.runtime.approval.hooks import ToolCallRequest
-from toolscript.runtime.idempotency import (
+from toolscript.runtime.calls.idempotency import (
     IdempotencyStore,
     InMemoryIdempotencyStore,
     SQLiteIdempotencyStore,

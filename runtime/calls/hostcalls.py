@@ -49,8 +49,8 @@ from .idempotency import (
 from .workers import ToolTimedOut
 
 if TYPE_CHECKING:
+    from ..results import ToolCallRecord
     from .dispatch import RunContext
-    from .results import ToolCallRecord
 
 __all__ = ["BoundCall", "HostCalls", "PreparedPlans"]
 

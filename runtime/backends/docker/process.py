@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolscript.errors import SandboxStartError
 
-from .base import SandboxSpec
-from .docker_socket import NO_SOCKET_EXIT, SocketChannel, SocketUnavailable
-from .subprocess import ProcessHandle, wait_ready
-from .zygote import Zygote, ZygoteDied
+from ..base import SandboxSpec
+from ..subprocess import ProcessHandle, wait_ready
+from ..zygote import Zygote, ZygoteDied
+from .socket_channel import NO_SOCKET_EXIT, SocketChannel, SocketUnavailable
 
 if TYPE_CHECKING:
     import docker

@@ -56,22 +56,22 @@ from toolscript.sandbox.zygote import ZYGOTE_FLAG
 
 from toolscript.errors import ConfigurationError, ImageError, ProtocolError, SandboxStartError
 
-from ..image import DEFAULT_IMAGE, check_image, docker_client
-from .base import Backend, SandboxDied, SandboxHandle, SandboxSpec
-from .docker_process import ContainerProcessHandle, ProcessIsolation, ZygoteContainer
-from .docker_socket import (
+from ..base import Backend, SandboxDied, SandboxHandle, SandboxSpec
+from ..pool import WarmPool
+from .image import DEFAULT_IMAGE, check_image, docker_client
+from .process import ContainerProcessHandle, ProcessIsolation, ZygoteContainer
+from .socket_channel import (
     BOOT_COMMAND,
     NO_SOCKET_EXIT,
     ZYGOTE_BOOT_COMMAND,
     SocketChannel,
     SocketUnavailable,
 )
-from .pool import WarmPool
 
 if TYPE_CHECKING:
     import docker
 
-    from ..isolation import IsolationReport
+    from ...isolation import IsolationReport
 
 POOL_WAIT_S = 10.0
 """Longest wait for a pool start already under way before starting a container cold."""
@@ -745,7 +745,7 @@ class DockerBackend(Backend):
 
     def handle_isolation(self, handle: SandboxHandle) -> IsolationReport:
         """The walls the sandbox put up inside its container, plus the container's own."""
-        from ..isolation import container_walls, with_container
+        from ...isolation import container_walls, with_container
 
         config = getattr(handle, "config", None)
         if not isinstance(config, ContainerConfig):
@@ -786,7 +786,7 @@ class DockerBackend(Backend):
                        spec: SandboxSpec | None) -> ContainerProcessHandle:
         assert self._process is not None
         if spec is None:
-            from ..limits import Limits
+            from ...limits import Limits
 
             spec = SandboxSpec(limits=Limits(), startup_timeout_s=timeout)
         try:

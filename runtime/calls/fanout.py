@@ -1,7 +1,7 @@
 """The concurrent half of a ``parallel()`` batch: read-only calls on worker threads.
 
 :class:`Fanout` starts at most ``max_parallel`` calls at once on
-:class:`~toolscript.runtime.workers.HandoffWorkers`, starts the next queued
+:class:`~toolscript.runtime.calls.workers.HandoffWorkers`, starts the next queued
 call as soon as one returns, and gives each call its own timeout counted
 from when it started. It stops starting calls the moment the batch must
 stop - the run was aborted (a ``ToolAuthorizationError``, Ctrl-C) or reached

@@ -28,12 +28,12 @@ from toolscript.tools.validation import ValidationBounds, ValidationTimeout
 
 from toolscript.errors import ApprovalRequired, ToolscriptError
 
+from ..limits import Limits
+from ..results import RunError, ToolCallRecord
 from .deadlines import Deadlines
 from .fanout import Fanout, FanoutJob
 from .hostcalls import BoundCall, HostCalls
-from .limits import Limits
 from .messages import builtin_exception_of, clean_message, safe_str
-from .results import RunError, ToolCallRecord
 from .retention import RetentionBudget, summarize_args
 from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded, ToolTimedOut
 
@@ -123,17 +123,17 @@ class ToolExecutor:
 
     A call whose caller can be replaced (the serving thread of a process
     backend's run: see ``Session``) runs inline, its deadline registered with
-    the runtime's one watchdog thread (:class:`~toolscript.runtime.deadlines.Deadlines`),
+    the runtime's one watchdog thread (:class:`~toolscript.runtime.calls.deadlines.Deadlines`),
     which does nothing unless the deadline passes; then it answers the call
     ``timeout`` and lets a fresh thread continue the run, and the stuck thread
     is abandoned. Any other call with a timeout runs on a parked worker thread
-    (:class:`~toolscript.runtime.workers.HandoffWorkers`) so the caller can
+    (:class:`~toolscript.runtime.calls.workers.HandoffWorkers`) so the caller can
     give up on it. Either way a tool that never returns keeps its thread
     (Python cannot kill one), counted as abandoned, and at ``max_abandoned``
     (runtime-wide) or a run's own cap further calls are refused
     (``overloaded``). Calls without a timeout run inline. The read-only calls
     of ``parallel()`` batches run on the same workers
-    (:class:`~toolscript.runtime.fanout.Fanout`): no pool shared between
+    (:class:`~toolscript.runtime.calls.fanout.Fanout`): no pool shared between
     sessions, so one session's hanging calls cannot hold up another's.
     """
 
