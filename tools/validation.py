@@ -19,7 +19,9 @@ The wording (what was expected, what came, what to send) lives in
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
 import reprlib
 import threading
 import time
@@ -171,6 +173,33 @@ _StrictValidator: Any = jsonschema.validators.extend(  # type: ignore[no-untyped
 )
 
 
+def _schema_problem(schema: Mapping[str, Any]) -> str | None:
+    """Why ``schema`` is not a valid draft 2020-12 schema, or None.
+
+    The metaschema check dominates building a tool (~2 ms a schema), and the
+    same small schemas (a union branch, a common parameter object) recur
+    across tools: the answer is cached by the schema's canonical JSON text.
+    """
+    try:
+        text = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):  # not plain JSON: checked as it is, uncached
+        return _metaschema_problem(schema)
+    return _cached_problem(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_problem(text: str) -> str | None:
+    return _metaschema_problem(json.loads(text))
+
+
+def _metaschema_problem(schema: Any) -> str | None:
+    try:
+        _StrictValidator.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        return str(exc.message)
+    return None
+
+
 def make_jsonschema_validator(
     schema: Mapping[str, Any], check_formats: bool = False
 ) -> jsonschema.protocols.Validator:
@@ -182,10 +211,9 @@ def make_jsonschema_validator(
     Raises:
         SchemaError: ``schema`` is not a valid JSON Schema.
     """
-    try:
-        _StrictValidator.check_schema(schema)
-    except jsonschema.exceptions.SchemaError as exc:
-        raise SchemaError(f"invalid JSON Schema: {exc.message}") from exc
+    problem = _schema_problem(schema)
+    if problem is not None:
+        raise SchemaError(f"invalid JSON Schema: {problem}")
     checker = FORMAT_CHECKER if check_formats else None  # date-time: offset optional
     validator: jsonschema.protocols.Validator = _StrictValidator(schema, format_checker=checker)
     return validator
