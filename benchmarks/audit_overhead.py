@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolscript.runtime.audit.log import AuditLog
-from toolscript.runtime.calls.dispatch import RunContext
+from toolscript.runtime.events import ToolCallEvent
 from toolscript.runtime.results import ToolCallRecord
 
 from toolscript import Limits, Runtime, tool
@@ -40,13 +40,13 @@ def per_record(path: Path, **options: Any) -> float:
                             approved=True, decided_by="policy", ok=True,
                             value={"store_id": "ST001", "revenue_yuan": 12345.5},
                             duration_s=1e-5, started_at=time.time())
-    ctx = RunContext("run-1", "session-1", 10_000)
+    event = ToolCallEvent(record, "session-1", "run-1", None)
     with AuditLog(path, **options) as log:
         best = []
         for _ in range(5):
             start = time.perf_counter()
             for _ in range(CALLS):
-                log(record, ctx)
+                log(record, event)
             best.append((time.perf_counter() - start) / CALLS)
     return min(best) * 1e6
 

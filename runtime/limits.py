@@ -32,13 +32,15 @@ class Limits:
         max_output_chars: characters a run may print (``output_limit``).
         max_result_bytes: size of the final value as JSON (``result_limit``).
         tool_timeout_s: default timeout of one tool call (a tool's own
-            ``timeout_s`` wins). A call past it is answered ``timeout`` and the
-            run goes on; the tool's thread is abandoned (it cannot be stopped,
-            in C code or not) and counted (``max_abandoned_threads``). On the
-            process backends calls still run inline in the thread serving the
-            run, watched by one runtime-wide watchdog thread; in process they
-            run on a worker thread. ``None``: inline, no timeout, so a hanging
-            tool hangs the run.
+            ``timeout_s`` wins). Calls run inline in the thread serving the
+            run, watched by one runtime-wide watchdog thread. A call past its
+            timeout is answered ``timeout`` and the run goes on; the tool's
+            thread is abandoned (it cannot be stopped, in C code or not) and
+            counted (``max_abandoned_threads``). In process the script shares
+            that thread, so a call past its timeout ends the run (``timeout``)
+            unless the tool is declared ``blocking`` (then it runs on a worker
+            thread and the run goes on). ``None``: inline, no timeout, so a
+            hanging tool hangs the run.
         max_parallel: tool calls ``parallel()`` runs at once.
         max_pids: processes and threads in a container (docker backend).
         cpus: CPU share of a container (docker backend).

@@ -15,23 +15,30 @@ from toolscript.tools import Tool, ToolRegistry
 from toolscript.errors import ConfigurationError, ProtocolError
 
 from .backends.base import Backend, SandboxHandle, SandboxSpec
-from .calls.dispatch import Dispatcher, RunContext, ToolExecutor
-from .calls.hostcalls import HostCalls
+from .calls.dispatch import Dispatcher, ToolExecutor
+from .calls.hostsupply import HostSupply
 from .calls.idempotency import IdempotencyStore
-from .isolation import IsolationReport, check_required, inprocess_report, required_walls
+from .events import AuditCallback, EventHook, EventHooks
+from .isolation import IsolationReport, check_required, required_walls
 from .limits import Limits
 from .names import BACKEND_NAMES, SANDBOX_BUILTIN_NAMES
-from .results import RunResult, ToolCallRecord
+from .results import RunResult
 from .session import Session
 
 BACKENDS = BACKEND_NAMES
 
 
-def _make_backend(backend: str | Backend, options: dict[str, Any]) -> tuple[str, Backend | None]:
+def _make_backend(backend: str | Backend, options: dict[str, Any]) -> tuple[str, Backend]:
     if isinstance(backend, Backend):
         return backend.name, backend
     if backend == "inprocess":
-        return "inprocess", None
+        from .backends.inprocess import InprocessBackend
+
+        if options:
+            raise ConfigurationError(
+                "the inprocess backend takes no backend options "
+                f"(got {', '.join(sorted(options))})")
+        return "inprocess", InprocessBackend()
     if backend == "subprocess":
         from .backends.subprocess import SubprocessBackend
 
@@ -62,7 +69,10 @@ class Runtime:
         modules: modules scripts may import (default: ``DEFAULT_MODULES``).
         backend_options: keyword arguments for the backend's constructor
             (e.g. ``{"image": ..., "pool_size": 2}`` for docker).
-        audit: called with every :class:`ToolCallRecord` as it completes.
+        audit: called as ``audit(record, event)`` with every
+            :class:`ToolCallRecord` as it completes and its
+            :class:`~toolscript.runtime.events.ToolCallEvent` (run and session
+            ids); an ``AuditLog`` is one. What it raises fails the call's run.
         context: values for tools' injected parameters (``Injected[T]`` or
             ``inject=``), e.g. ``{"user_id": ...}``; a session's own context
             is merged over it. Never visible to scripts or the model.
@@ -73,6 +83,9 @@ class Runtime:
             :meth:`isolation`, or ``["all"]``); if one is missing the runtime
             fails closed with :class:`~toolscript.errors.IsolationUnavailable`,
             at construction and for every sandbox it starts.
+        event_hooks: ``{event name: [hook, ...]}`` for ``run_start``, ``run_end``,
+            ``tool_call`` and ``model_call``; see :mod:`toolscript.runtime.events`
+            (and :attr:`events` to add or remove hooks later).
     """
 
     def __init__(
@@ -84,11 +97,14 @@ class Runtime:
         limits: Limits | None = None,
         modules: Iterable[str] | None = None,
         backend_options: dict[str, Any] | None = None,
-        audit: Callable[[ToolCallRecord, RunContext], None] | None = None,
+        audit: AuditCallback | None = None,
         context: Mapping[str, Any] | None = None,
         idempotency_store: IdempotencyStore | None = None,
         require_isolation: Iterable[str] | None = None,
+        event_hooks: Mapping[str, Iterable[EventHook]] | None = None,
     ) -> None:
+        self.events = EventHooks(event_hooks)
+        """The event hooks (:mod:`toolscript.runtime.events`): ``events.add(name, hook)``."""
         self.context: Mapping[str, Any] = MappingProxyType(dict(context or {}))
         self.registry = (
             tools if isinstance(tools, ToolRegistry)
@@ -111,14 +127,12 @@ class Runtime:
             try:
                 check_required(self.isolation(), self.require_isolation)
             except BaseException:
-                if self.backend is not None:
-                    self.backend.shutdown()
+                self.backend.shutdown()
                 raise
-        if self.backend is not None:
-            self.backend.warm(SandboxSpec(limits=self.limits))
+        self.backend.warm(SandboxSpec(limits=self.limits))
         self.executor = ToolExecutor()
         self.dispatcher = Dispatcher(self.registry, approve, self.limits, self.executor, audit,
-                                     host_calls=HostCalls(idempotency_store))
+                                     host_supply=HostSupply(idempotency_store), events=self.events)
         self._closed = False
         self._sessions_lock = threading.Lock()
 
@@ -195,13 +209,10 @@ class Runtime:
     def isolation(self) -> IsolationReport:
         """Which OS walls this runtime's sandboxes get, each active or missing with
         the reason (``toolscript doctor`` prints the same report)."""
-        if self.backend is None:
-            return inprocess_report()
         return self.backend.isolation(SandboxSpec(limits=self.limits))
 
     def acquire_sandbox(self, spec: SandboxSpec, configure: dict[str, Any]) -> SandboxHandle:
         """Start (or take from a pool) a sandbox and configure it for this runtime."""
-        assert self.backend is not None
         handle = self.backend.start(spec)
         try:
             if self.require_isolation:
@@ -229,8 +240,7 @@ class Runtime:
         if self._closed:
             return
         self._closed = True
-        if self.backend is not None:
-            self.backend.shutdown()
+        self.backend.shutdown()
         self.executor.shutdown()
         closer = getattr(self.dispatcher.audit, "close", None)
         if callable(closer):

@@ -20,15 +20,16 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from toolscript.sandbox.guards import SandboxAbort
 from toolscript.sandbox.protocol import FrameError
 from toolscript.tools.validation import swap_bounds
 
 from toolscript.errors import ProtocolError
 
 from .backends.base import SandboxDied, SandboxHandle, SandboxSpec
-from .backends.inprocess import InprocessSandbox
 from .calls.dispatch import RunContext
 from .calls.messages import cap_text, clean_message, crash_detail
+from .events import RunEndEvent, RunStartEvent, emit
 from .results import RunError, RunResult, ToolCallRecord
 
 if TYPE_CHECKING:
@@ -92,6 +93,53 @@ class _Serving:
             self.handle.kill()
 
 
+class _RunCalls:
+    """One run's tool calls for a sandbox that makes them as direct calls (a
+    :class:`~toolscript.runtime.backends.base.CallServer`): the same dispatcher
+    entry points the message loop uses."""
+
+    __slots__ = ("dispatcher", "end_run", "serving", "tools")
+
+    def __init__(self, session: Session, serving: _Serving) -> None:
+        self.dispatcher = session.runtime.dispatcher
+        self.tools = session.runtime.registry
+        self.serving = serving
+        self.end_run = functools.partial(session._end_run, serving)
+
+    def call(self, tool: Any, args: Any) -> dict[str, Any] | None:
+        """One call: a ``blocking`` tool's on a worker thread (a timeout is
+        answered and the script goes on), any other inline, where its timeout
+        ends the run (see ``Session._end_run``)."""
+        target = self.tools.get(tool) if type(tool) is str else None
+        try:
+            if target is not None and target.blocking:
+                return self.dispatcher.call(self.serving.ctx, tool, args)
+            return self.dispatcher.call_inline(self.serving.ctx, tool, args,
+                                               takeover=self.end_run)
+        except SandboxAbort:  # the sandbox's own limit landed here: the script's to handle
+            raise
+        except BaseException as exc:
+            self._host_failed(exc)
+            return None
+
+    def call_many(self, calls: list[tuple[Any, Any]]) -> list[dict[str, Any]] | None:
+        """A ``parallel()`` batch."""
+        try:
+            return self.dispatcher.call_many(self.serving.ctx, calls)
+        except SandboxAbort:  # the sandbox's own limit landed here: the script's to handle
+            raise
+        except BaseException as exc:
+            self._host_failed(exc)
+            return None
+
+    def _host_failed(self, exc: BaseException) -> None:
+        """The host itself failed serving a call (an audit hook raised, Ctrl-C in a
+        tool): the caller gets the exception, as from a process backend's serving
+        thread, and the script stops instead of handling it as a script error."""
+        self.serving.kill = True
+        self.serving.settle(exc)
+
+
 class Session:
     """Runs scripts in one sandbox whose variables persist between runs."""
 
@@ -106,7 +154,6 @@ class Session:
         self._runs = itertools.count(1)
         self._lock = threading.Lock()
         self._handle: SandboxHandle | None = None
-        self._inprocess: InprocessSandbox | None = None
         self._closed = False
 
     # --- lifecycle ------------------------------------------------------------------
@@ -145,12 +192,19 @@ class Session:
         handle, self._handle = self._handle, None
         if handle is not None:
             handle.close()
-        self._inprocess = None
 
     @property
     def closed(self) -> bool:
         """True after :meth:`close`."""
         return self._closed
+
+    @property
+    def sandbox(self) -> SandboxHandle | None:
+        """The transport handle of this session's running sandbox, for diagnostics
+        and tooling (its ``ready_info`` holds the pid and the walls it reported;
+        docker handles name their container); None before the first run, after
+        :meth:`restart` or :meth:`close`. Runs and calls never go through it."""
+        return self._handle
 
     def _configure_message(self, apply_process_limits: bool) -> dict[str, Any]:
         limits = self.runtime.limits
@@ -170,12 +224,6 @@ class Session:
         since the last run (its variables are lost)."""
         if self._closed:
             raise RuntimeError("this session is closed")
-        if self.runtime.backend_name == "inprocess":
-            if self._inprocess is None:
-                sandbox = InprocessSandbox()
-                sandbox.handle(self._configure_message(apply_process_limits=False))
-                self._inprocess = sandbox
-            return False
         if self._handle is not None and self._handle.is_alive():
             return False
         replaced = self._handle is not None
@@ -183,7 +231,9 @@ class Session:
             self._handle.kill()
             self._handle = None
         handle = self.runtime.acquire_sandbox(
-            SandboxSpec(limits=self.runtime.limits), self._configure_message(True)
+            SandboxSpec(limits=self.runtime.limits),
+            # A sandbox in the host's process must not lower the host's own limits.
+            self._configure_message(not self.runtime.backend.in_host_process),
         )
         self._handle = handle
         return replaced
@@ -193,24 +243,43 @@ class Session:
         if self._handle is not None:
             self._handle.kill()
             self._handle = None
-        self._inprocess = None
 
     def reset(self) -> None:
         """Forget every variable the scripts of this session defined."""
         with self._lock:
-            if self._inprocess is not None:
-                self._inprocess.handle({"type": "reset"})
-            elif self._handle is not None and self._handle.is_alive():
+            if self._handle is not None and self._handle.is_alive():
                 self._handle.send({"type": "reset"})
                 self._expect(self._handle.recv(10.0), "reset_done")
 
     # --- runs -----------------------------------------------------------------------
     def run(self, code: str) -> RunResult:
-        """Run one script in this session's namespace and return its result."""
+        """Run one script in this session's namespace and return its result.
+
+        The runtime's ``run_start`` and ``run_end`` event hooks fire around the
+        whole run, on this thread (see :mod:`toolscript.runtime.events`).
+        """
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, got {type(code).__name__}")
+        run_id = f"{self.id}-{next(self._runs)}"
+        events = self.runtime.events
+        if not (events.run_start or events.run_end):
+            return self._run(code, run_id)
+        fields = (self.id, run_id, self.agent_run_id, self.runtime.backend_name, code)
+        if events.run_start:
+            emit(events.run_start, RunStartEvent(*fields))
+        try:
+            result = self._run(code, run_id)
+        except BaseException as exc:
+            if events.run_end:
+                emit(events.run_end, RunEndEvent(*fields, None, exc))
+            raise
+        if events.run_end:
+            emit(events.run_end, RunEndEvent(*fields, result))
+        return result
+
+    def _run(self, code: str, run_id: str) -> RunResult:
+        """The body of :meth:`run`."""
         with self._lock:
-            run_id = f"{self.id}-{next(self._runs)}"
             limits = self.runtime.limits
             started = time.perf_counter()
             replaced = self._ensure_sandbox()
@@ -219,10 +288,7 @@ class Session:
                              deadline=time.monotonic() + limits.wall_time_s)
             previous = swap_bounds(ctx.bounds)
             try:
-                if self._inprocess is not None:
-                    message, restarted = self._run_inprocess(code, ctx)
-                else:
-                    message, restarted = self._run_remote(code, ctx)
+                message, restarted = self._run_in_sandbox(code, ctx)
             finally:
                 swap_bounds(previous)
             restarted = restarted or replaced
@@ -288,31 +354,16 @@ class Session:
                              self.runtime.limits.max_output_chars)
         return {"ok": False, "error": {"type": "invalid_result", "message": text}}
 
-    def _run_inprocess(self, code: str, ctx: RunContext) -> tuple[dict[str, Any], bool]:
-        sandbox = self._inprocess
-        assert sandbox is not None
-        dispatcher = self.runtime.dispatcher
-        sandbox.link.call_one = lambda tool, args: dispatcher.call(ctx, tool, args)
-        sandbox.link.call_several = lambda calls: dispatcher.call_many(ctx, calls)
-        try:
-            reply = sandbox.handle({"type": "run", "id": 1, "code": code,
-                                    "limits": self.runtime.limits.run_message()})
-        finally:
-            sandbox.link.call_one = None
-            sandbox.link.call_several = None
-        assert reply is not None
-        if sandbox.broken:
-            self._inprocess = None
-            return reply, True
-        return reply, False
-
-    def _run_remote(self, code: str, ctx: RunContext) -> tuple[dict[str, Any], bool]:
+    def _run_in_sandbox(self, code: str, ctx: RunContext) -> tuple[dict[str, Any], bool]:
         """Send the script, then serve its calls on a worker thread until the result.
 
         The run's calls execute inline in the serving thread (one hand-off per
-        run, none per call); should a call pass its timeout, the runtime's
-        watchdog answers it and a fresh thread continues serving (see
-        :meth:`Dispatcher.call_inline`), so this thread only waits.
+        run, none per call), whether they arrive as messages or, from an
+        inprocess sandbox, as direct calls (:class:`_RunCalls`); should a call
+        pass its timeout, the runtime's watchdog answers it and a fresh thread
+        continues serving (see :meth:`Dispatcher.call_inline`) - or, when the
+        call shares the script's thread, ends the run - so this thread only
+        waits.
         """
         handle = self._handle
         assert handle is not None
@@ -340,6 +391,7 @@ class Session:
             self.restart()
             raise
         serving = _Serving(handle, ctx, deadline, fresh)
+        handle.attach_calls(_RunCalls(self, serving) if handle.calls_inline else None)
         self.runtime.dispatcher.executor.workers.spawn(
             functools.partial(serving.context.copy().run, self._serve, serving, None))
         try:
@@ -366,7 +418,9 @@ class Session:
         serving.stopped = True
         if self._handle is serving.handle:
             self._handle = None
-        if serving.io.acquire(blocking=False):
+        if serving.handle.calls_inline:  # the serving thread runs the script: stop it
+            serving.kill_sandbox()
+        elif serving.io.acquire(blocking=False):
             try:
                 serving.kill_sandbox()
             finally:
@@ -385,6 +439,19 @@ class Session:
             swap_bounds(previous)
         if outcome is not None:
             serving.settle(outcome)
+
+    def _end_run(self, serving: _Serving, reply: dict[str, Any]) -> None:
+        """End a run whose call, sharing the script's thread, passed its timeout:
+        the script cannot go on while the call has not returned, so the caller
+        gets the timeout now and the sandbox is replaced."""
+        error = reply.get("error") or {}
+        serving.kill = True
+        serving.settle((self._failure(
+            "timeout",
+            f"{error.get('message', 'a tool call timed out')}; the script shares the tool's "
+            "thread in this backend and cannot go on past a call that has not returned, so "
+            "the run was stopped; variables from earlier runs of this session are lost"),
+            True))
 
     def _take_over(self, serving: _Serving, call_id: Any, reply: dict[str, Any]) -> None:
         """Continue serving a run whose call was answered ``timeout`` by the watchdog."""

@@ -52,7 +52,7 @@ __all__ = [
     "MISSING",
     "NAME_PATTERN",
     "BoundArgs",
-    "HostNeeds",
+    "HostSupplied",
     "IdempotencyScope",
     "InjectedParam",
     "Param",
@@ -156,10 +156,11 @@ class InjectedParam:
 
 
 @dataclass(frozen=True)
-class HostNeeds:
-    """What the host does around a call of one tool (``Tool.host_needs``).
+class HostSupplied:
+    """What the host supplies to a call of one tool beyond the script's arguments
+    (``Tool.host_supplied``): injected values, an idempotency key, a two-phase role.
 
-    Plain tools have ``host_needs = None`` and cost nothing extra per call.
+    Plain tools have ``host_supplied = None`` and cost nothing extra per call.
 
     Attributes:
         injected: parameters filled from the run's context.
@@ -212,7 +213,7 @@ class Tool:
             the model's classic function calls, or both may call the tool.
         examples: example argument dicts (valid against the schema), shown in
             stubs and sent as ``input_examples`` where a dialect supports them.
-        host_needs: injected parameters, idempotency and two-phase roles, or
+        host_supplied: injected parameters, idempotency and two-phase roles, or
             None for a plain tool.
         options: the :class:`ToolOptions` the tool was declared with (its
             ``name`` filled in).
@@ -231,7 +232,7 @@ class Tool:
     timeout_s: float | None
     allowed_callers: frozenset[str]
     examples: tuple[dict[str, Any], ...]
-    host_needs: HostNeeds | None
+    host_supplied: HostSupplied | None
     options: ToolOptions
     _model_params: frozenset[str] = frozenset()
     _fill_cache: tuple[tuple[str, Any, bool], ...] | None = None
@@ -268,10 +269,12 @@ class Tool:
         self.read_only = bool(opts.read_only)
         self.requires_approval = bool(opts.requires_approval)
         self.timeout_s = _check_timeout(self.name, opts.timeout_s)
+        self.blocking = bool(opts.blocking) or inspect.iscoroutinefunction(func)
+        """Calls may block: in process they run on a worker thread (see ToolOptions)."""
         self.allowed_callers = _check_callers(self.name, opts.allowed_callers)
         self._inject_option = _check_inject(self.name, opts.inject)
         self._idempotency = _check_idempotent(self.name, opts.idempotent)
-        self.host_needs = None
+        self.host_supplied = None
 
         doc = parse_docstring(inspect.getdoc(func))
         description = opts.description
@@ -282,7 +285,7 @@ class Tool:
         self._fast = self._validator.fast if self._validator.post_check is None else None
         self.examples = self._check_examples(opts.examples)
         self.options = self.options.replace(
-            timeout_s=self.timeout_s, allowed_callers=self.allowed_callers,
+            timeout_s=self.timeout_s, blocking=self.blocking, allowed_callers=self.allowed_callers,
             examples=self.examples or None,
         )
 
@@ -488,7 +491,7 @@ class Tool:
                                 dict(_IDEMPOTENCY_SCHEMA), str | None))
             properties[IDEMPOTENCY_PARAM] = dict(_IDEMPOTENCY_SCHEMA)
         if injected or idempotency is not None:
-            self.host_needs = HostNeeds(tuple(injected), idempotency, key_param)
+            self.host_supplied = HostSupplied(tuple(injected), idempotency, key_param)
         self.params = tuple(params)
         self.parameters_schema = builder.attach_defs(
             {
@@ -681,7 +684,7 @@ class Tool:
             ConfigurationError: a required context value is missing or has
                 the wrong type (a host set-up error, never the model's).
         """
-        needs = self.host_needs
+        needs = self.host_supplied
         if needs is None or not needs.injected:
             return {}
         out: dict[str, Any] = {}
@@ -710,7 +713,7 @@ class Tool:
         """The arguments for :meth:`call_bound`: the bound ``args`` without the
         script's ``idempotency_key``, plus injected values and the key parameter."""
         full = dict(args)
-        needs = self.host_needs
+        needs = self.host_supplied
         if needs is not None and needs.idempotency is not None:
             full.pop(IDEMPOTENCY_PARAM, None)
             if needs.key_param is not None:
@@ -755,6 +758,8 @@ class Tool:
             flags.append("requires_approval=True")
         if self.timeout_s is not None:
             flags.append(f"timeout_s={self.timeout_s!r}")
+        if self.blocking:
+            flags.append("blocking=True")
         return f"Tool({', '.join([f'name={self.name!r}', *flags])})"
 
 

@@ -39,6 +39,12 @@ class ToolOptions:
         read_only: the tool has no side effects (may run in parallel).
         requires_approval: each call must be approved by the host's hook.
         timeout_s: per-call timeout in seconds (None: the runtime's default).
+        blocking: the tool may block (network, locks, subprocesses). On the
+            inprocess backend its calls run on a worker thread, so a call past
+            its timeout is answered ``timeout`` and the script goes on; other
+            calls run inline in the script's thread, where a call past its
+            timeout ends the run. The process backends answer every timed-out
+            call and ignore the flag. ``async def`` tools are always blocking.
         allowed_callers: who may call it: ``"script"`` (scripts), ``"direct"``
             (the model, as a classic function call); default both.
         examples: example argument dicts, validated against the schema when the
@@ -54,6 +60,7 @@ class ToolOptions:
     read_only: bool = False
     requires_approval: bool = False
     timeout_s: float | None = None
+    blocking: bool = False
     allowed_callers: Iterable[str] | None = None
     examples: Sequence[Mapping[str, Any]] | None = None
     inject: Mapping[str, str] | Iterable[str] | None = None
@@ -74,6 +81,7 @@ class ToolFlagArgs(TypedDict, total=False):
     read_only: bool
     requires_approval: bool
     timeout_s: float | None
+    blocking: bool
     allowed_callers: Iterable[str] | None
     examples: Sequence[Mapping[str, Any]] | None
 

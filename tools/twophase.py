@@ -33,7 +33,7 @@ from typing import Any, TypedDict
 from toolscript.errors import SchemaError, ToolDefinitionError
 
 from .convert import Converter, build_converter
-from .definition import HostNeeds, Tool
+from .definition import HostSupplied, Tool
 from .schema import MISSING, resolve_hints, schema_for_type
 
 __all__ = ["CommitTool", "TwoPhase", "two_phase"]
@@ -136,8 +136,8 @@ def two_phase(
     )
     prepare_tool.description = f"{prepare_tool.description}\n\n{note}".strip()
     _wrap_returns(prepare_tool, base)
-    prepare_tool.host_needs = dataclasses.replace(
-        prepare_tool.host_needs or HostNeeds(), phase="prepare", partner=c_name
+    prepare_tool.host_supplied = dataclasses.replace(
+        prepare_tool.host_supplied or HostSupplied(), phase="prepare", partner=c_name
     )
 
     converter = _plan_converter(base, commit)
@@ -165,7 +165,7 @@ def two_phase(
         timeout_s=timeout_s,
     )
     commit_tool._setup(commit, converter, float(ttl_s))
-    commit_tool.host_needs = HostNeeds(phase="commit", partner=p_name)
+    commit_tool.host_supplied = HostSupplied(phase="commit", partner=p_name)
     return TwoPhase(prepare_tool, commit_tool)
 
 

@@ -35,6 +35,13 @@ if TYPE_CHECKING:
     from toolscript.runtime.agent import Agent, AgentResult
     from toolscript.runtime.approval.hooks import Decision, ToolCallRequest
     from toolscript.runtime.audit.log import AuditLog
+    from toolscript.runtime.events import (
+        EventHooks,
+        ModelCallEvent,
+        RunEndEvent,
+        RunStartEvent,
+        ToolCallEvent,
+    )
     from toolscript.runtime.limits import Limits
     from toolscript.runtime.results import RunError, RunResult, ToolCallRecord
     from toolscript.runtime.runtime import Runtime
@@ -68,6 +75,11 @@ _EXPORTS = {
     "ToolLoadError": "toolscript.errors",
     "ToolscriptError": "toolscript.errors",
     "AuditLog": "toolscript.runtime.audit.log",
+    "EventHooks": "toolscript.runtime.events",
+    "ModelCallEvent": "toolscript.runtime.events",
+    "RunEndEvent": "toolscript.runtime.events",
+    "RunStartEvent": "toolscript.runtime.events",
+    "ToolCallEvent": "toolscript.runtime.events",
     "Decision": "toolscript.runtime.approval.hooks",
     "ToolCallRequest": "toolscript.runtime.approval.hooks",
     "Limits": "toolscript.runtime.limits",
@@ -122,6 +134,7 @@ __all__ = [
     "BackendUnavailable",
     "ConfigurationError",
     "Decision",
+    "EventHooks",
     "Field",
     "IdempotencyKey",
     "ImageError",
@@ -129,19 +142,23 @@ __all__ = [
     "Injected",
     "Limits",
     "ModelAuthError",
+    "ModelCallEvent",
     "ModelEndpointError",
     "ModelRequestError",
     "ModelResponseError",
     "ModelUnavailableError",
     "ProtocolError",
+    "RunEndEvent",
     "RunError",
     "RunResult",
+    "RunStartEvent",
     "Runtime",
     "SandboxStartError",
     "SchemaError",
     "Session",
     "Tool",
     "ToolAuthorizationError",
+    "ToolCallEvent",
     "ToolCallRecord",
     "ToolCallRequest",
     "ToolDefinitionError",

@@ -25,6 +25,7 @@ from toolscript.tools.asynctools import offload
 from toolscript.errors import ConfigurationError
 
 from .. import prompts
+from ..events import EventHooks
 from ..providers import (
     PROVIDER_NAMES,
     Provider,
@@ -51,7 +52,7 @@ from .output import OutputSpec
 from .protocols import RuntimeLike, SessionLike
 from .result import AgentResult
 from .state import RunState
-from .tracing import NoTrace, RunTrace
+from .tracing import ModelCallEvents, NoTrace, RunTrace
 
 __all__ = ["Agent"]
 
@@ -199,7 +200,10 @@ class Agent:
         self.max_result_chars = max_result_chars
         self.max_tool_result_chars = max_tool_result_chars
         self.telemetry: Any = None
-        """Set by :func:`~toolscript.runtime.integrations.telemetry.instrument_agent`."""
+        """The tracing of this agent's runs: an object whose ``agent_trace(agent,
+        session)`` gives the :class:`~.tracing.RunTrace` of one run (None: no
+        tracing); :func:`~toolscript.runtime.integrations.telemetry.instrument_agent`
+        sets it. The runtime's ``model_call`` event hooks fire either way."""
         try:
             self.offer: Offer = build_offer(
                 self.runtime.registry,
@@ -472,9 +476,10 @@ class Agent:
 
     def _trace(self, session: SessionLike) -> RunTrace:
         telemetry = self.telemetry
-        if telemetry is None:
-            return NoTrace()
-        trace: RunTrace = telemetry.agent_trace(self, session)
+        trace: RunTrace = NoTrace() if telemetry is None else telemetry.agent_trace(self, session)
+        events = getattr(self.runtime, "events", None)
+        if isinstance(events, EventHooks):  # the runtime's model_call hooks
+            trace = ModelCallEvents(trace, events, self.provider.name, session)
         return trace
 
 

@@ -2,7 +2,9 @@
 
 :class:`AuditLog` is an ``audit`` callback for :class:`~toolscript.Runtime`:
 it receives every :class:`~toolscript.ToolCallRecord` (denied, failed and
-refused calls included) with its run context and appends one line::
+refused calls included) with the call's
+:class:`~toolscript.runtime.events.ToolCallEvent` (its run and session) and
+appends one line::
 
     {"v": 2, "seq": 7, "run_id": ..., "session_id": ..., "call_id": "c7",
      "tool": "refund", "source": "script", "args": {"order": "A1", "card": "[redacted]"},
@@ -71,6 +73,7 @@ from toolscript.runtime.audit.chain import (
     resolve_key,
     verify,
 )
+from toolscript.runtime.events import ToolCallEvent
 from toolscript.runtime.results import ToolCallRecord
 
 from toolscript.errors import ConfigurationError
@@ -272,10 +275,11 @@ class AuditLog:
             )
 
     # --- the callback ---------------------------------------------------------------
-    def __call__(self, record: ToolCallRecord, ctx: Any) -> None:
-        """The ``audit`` callback: log one line for ``record`` (never raises for a
-        value it cannot write; a write error is kept in :attr:`error`)."""
-        fields = self.entry(record, ctx)
+    def __call__(self, record: ToolCallRecord, event: ToolCallEvent | None = None) -> None:
+        """The ``audit`` callback: log one line for ``record``, with the run and
+        session of ``event`` (never raises for a value it cannot write; a write
+        error is kept in :attr:`error`)."""
+        fields = self.entry(record, event)
         if self._pid != os.getpid():
             self._after_fork()
         if self.background:
@@ -304,29 +308,30 @@ class AuditLog:
             os.close(self._fd)
             self._open()
 
-    def entry(self, record: ToolCallRecord, ctx: Any) -> dict[str, Any]:
+    def entry(self, record: ToolCallRecord, event: ToolCallEvent | None = None
+              ) -> dict[str, Any]:
         """The fields logged for one call (before ``seq``, ``prev`` and the seal).
 
         Never raises: a field that cannot be computed becomes a placeholder,
         and if even the basic fields fail a minimal line names the call.
         """
         try:
-            return self._entry(record, ctx, _direct)
+            return self._entry(record, event, _direct)
         except Exception:  # the slow path: find the field that failed
             try:
-                return self._entry(record, ctx, _guarded)
+                return self._entry(record, event, _guarded)
             except Exception as exc:
                 return {"v": FORMAT_VERSION, "call_id": _text(getattr(record, "id", None)),
                         "tool": _text(getattr(record, "name", None)), "outcome": "unknown",
                         "acted": "maybe", "args": _unloggable(exc)}
 
-    def _entry(self, record: ToolCallRecord, ctx: Any,
+    def _entry(self, record: ToolCallRecord, event: ToolCallEvent | None,
                field: Callable[[Callable[[Any], Any], Any], Any]) -> dict[str, Any]:
         error = record.error
         fields: dict[str, Any] = {
             "v": FORMAT_VERSION,
-            "run_id": getattr(ctx, "run_id", None),
-            "session_id": getattr(ctx, "session_id", None),
+            "run_id": None if event is None else event.run_id,
+            "session_id": None if event is None else event.session_id,
             "call_id": record.id,
             "tool": record.name,
             "source": record.source,

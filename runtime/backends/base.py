@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..limits import Limits
 
@@ -36,10 +36,35 @@ class SandboxSpec:
     startup_timeout_s: float = 30.0
 
 
+class CallServer(Protocol):
+    """The host's side of one run's tool calls (the session provides it).
+
+    Process sandboxes send their calls as messages, which the session hands to
+    this object; an inprocess sandbox calls it directly. Either way each call
+    passes the same budget, validation, approval, timeout and record.
+    """
+
+    def call(self, tool: Any, args: Any) -> dict[str, Any] | None:
+        """One call's reply; None when the call passed its timeout and the run
+        was ended meanwhile (the caller must stop the script)."""
+
+    def call_many(self, calls: list[tuple[Any, Any]]) -> list[dict[str, Any]] | None:
+        """The replies of a ``parallel()`` batch, in call order; None as for :meth:`call`."""
+
+
 class SandboxHandle(abc.ABC):
     """One started sandbox that speaks the wire protocol."""
 
     ready_info: dict[str, Any]
+
+    calls_inline: bool = False
+    """True when the script's tool calls reach :meth:`attach_calls`' server as
+    direct calls in the thread running :meth:`recv` (inprocess), rather than as
+    ``call`` messages. Such a call cannot be left behind at its timeout while
+    the script goes on: it shares the script's thread."""
+
+    def attach_calls(self, server: CallServer | None) -> None:  # noqa: B027 - optional hook
+        """Where the coming run's tool calls go, for handles that call directly."""
 
     @abc.abstractmethod
     def send(self, message: dict[str, Any]) -> None:
@@ -72,6 +97,8 @@ class Backend(abc.ABC):
     """Starts sandboxes of one kind (a process, a container)."""
 
     name: str = "backend"
+    in_host_process: bool = False
+    """True when sandboxes live in the host's own process (no process limits apply)."""
 
     @abc.abstractmethod
     def start(self, spec: SandboxSpec) -> SandboxHandle:

@@ -1,20 +1,42 @@
-"""The inprocess backend: the sandbox server called directly in the host's thread.
+"""The inprocess backend: the sandbox server in the host process, behind a handle.
 
 Fastest (a tool call is a function call), and it runs the same server and
-interpreter as the process backends. It isolates nothing but what the
-restricted interpreter enforces: no memory limit, no protection against a
-crash of the interpreter, and a wall-clock limit that cannot interrupt a long
-C call (a huge sort, a catastrophic regex). Use it for trusted scripts,
-tests and benchmarks; use ``subprocess`` or ``docker`` for model-written code.
+interpreter as the process backends, behind the same :class:`SandboxHandle`
+the session drives for every backend: the session sends ``configure``,
+``run``, ``reset`` and ``shutdown`` messages and receives the replies. The
+one difference is where tool calls go. A process sandbox sends them as
+messages; here the script's calls reach the session's
+:class:`~toolscript.runtime.backends.base.CallServer` as direct function
+calls, the same object that answers the process backends' call messages, so
+budget, validation, approval, timeouts, records and error mapping are one
+code path.
+
+A ``run`` executes inside the :meth:`InprocessHandle.recv` that waits for its
+result, on the session's serving thread, never on the caller's: the caller
+can give up at the wall-clock limit (or on Ctrl-C) even while the script sits
+in a long C call.
+
+It isolates nothing but what the restricted interpreter enforces: no memory
+limit and no protection against a crash of the interpreter. Use it for
+trusted scripts, tests and benchmarks; use ``subprocess`` or ``docker`` for
+model-written code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections import deque
+from typing import TYPE_CHECKING, Any
 
 from toolscript.sandbox.codec import to_json_data
 from toolscript.sandbox.server import SandboxServer
+
+from .base import Backend, CallServer, SandboxDied, SandboxHandle, SandboxSpec
+
+if TYPE_CHECKING:
+    from ..isolation import IsolationReport
+
+_STOPPED: dict[str, Any] = {
+    "ok": False, "error": {"type": "host_abort", "message": "the run was stopped by the host"}}
 
 
 class DirectLink:
@@ -27,18 +49,23 @@ class DirectLink:
     """
 
     def __init__(self) -> None:
-        self.call_one: Callable[[str, Any], dict[str, Any]] | None = None
-        self.call_several: Callable[[list[tuple[str, Any]]], list[dict[str, Any]]] | None = None
+        self.server: CallServer | None = None
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Forward one call to the host's dispatcher."""
-        assert self.call_one is not None, "no run is active"
-        return _copy_reply(self.call_one(tool, args))
+        """Hand one call to the session's call server."""
+        server = self.server
+        reply = server.call(tool, args) if server is not None else None
+        # None: the call passed its timeout and the run was ended meanwhile; the
+        # script must not go on (host_abort stops it at once).
+        return _copy_reply(reply) if reply is not None else _STOPPED
 
     def call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Forward several calls to the host's dispatcher."""
-        assert self.call_several is not None, "no run is active"
-        replies = self.call_several([(call["tool"], call["args"]) for call in calls])
+        """Hand several calls to the session's call server."""
+        server = self.server
+        replies = (server.call_many([(call["tool"], call["args"]) for call in calls])
+                   if server is not None else None)
+        if replies is None:
+            return [_STOPPED for _ in calls]
         return [_copy_reply(reply) for reply in replies]
 
 
@@ -53,39 +80,106 @@ def _copy_reply(reply: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-class InprocessSandbox:
+class InprocessHandle(SandboxHandle):
     """A sandbox server living in the host process.
 
-    The interpreter turns everything a script raises into an error result;
-    should anything still escape a run, :meth:`handle` answers with a
-    ``sandbox_crashed`` result naming only the exception's type - the object
-    (the script's own, perhaps with a ``__str__`` that never returns) is
-    dropped without being formatted - and marks the sandbox ``broken``.
+    :meth:`send` answers every message but ``run`` at once and queues the
+    reply; a ``run`` waits for the :meth:`recv` that collects its result and
+    executes there. The interpreter turns everything a script raises into an
+    error result; should anything still escape a run, the sandbox is dead
+    (:class:`SandboxDied`, ``sandbox_crashed``, naming only the exception's
+    type: the object, perhaps a script's own with a ``__str__`` that never
+    returns, is dropped unformatted) and the session starts a fresh one.
     """
+
+    calls_inline = True
 
     def __init__(self) -> None:
         self.link = DirectLink()
         self.server = SandboxServer(self.link)
-        self.broken = False
+        self.ready_info: dict[str, Any] = {"type": "ready", "backend": "inprocess"}
+        self._replies: deque[dict[str, Any]] = deque()
+        self._run: dict[str, Any] | None = None
+        self._dead = False
 
-    def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """Pass one protocol message to the server."""
-        if message.get("type") != "run":
-            return self.server.handle(message)
+    def attach_calls(self, server: CallServer | None) -> None:
+        """Send the script's calls of the coming run to ``server`` (None: refuse them)."""
+        self.link.server = server
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Answer a message (a ``run`` is executed by the :meth:`recv` after it)."""
+        if self._dead:
+            raise SandboxDied("killed", "the sandbox was stopped")
+        kind = message.get("type")
+        if kind == "run":
+            self._run = message
+            return
+        if kind == "reply":  # calls never wait for a message here
+            return
+        reply = self.server.handle(message)
+        if reply is None:  # shutdown
+            self._dead = True
+        else:
+            self._replies.append(reply)
+
+    def recv(self, timeout: float | None) -> dict[str, Any]:
+        """The next reply; for a pending ``run``, run it here and return its result."""
+        if self._replies:
+            return self._replies.popleft()
+        message, self._run = self._run, None
+        if self._dead or message is None:
+            raise SandboxDied("killed", "the sandbox was stopped")
         try:
-            return self.server.handle(message)
+            reply = self.server.handle(message)
         except (KeyboardInterrupt, SystemExit):
             raise  # the host's own signals (scripts cannot name these classes)
         except BaseException as exc:
-            self.broken = True
+            self._dead = True
             kind = _type_name(type(exc))
-        return {
-            "type": "result", "id": message.get("id"), "ok": False, "value": None,
-            "stdout": "", "stdout_truncated": False,
-            "error": {"type": "sandbox_crashed",
-                      "message": f"the interpreter failed with {kind} and was reset; "
-                                 "variables from earlier runs of this session are lost"},
-        }
+            raise SandboxDied("sandbox_crashed", f"the interpreter failed with {kind}") from None
+        finally:
+            self.link.server = None
+        assert reply is not None
+        return reply
+
+    def kill(self) -> None:
+        """Stop the sandbox: a script still running (on a thread the session gave up
+        on) stops at its next check, a call in flight is answered ``host_abort``.
+        Safe from any thread. Idempotent."""
+        self._dead = True
+        self.link.server = None
+        self.server.interpreter.abort.set("killed", "the sandbox was stopped")
+
+    def close(self) -> None:
+        """Stop the sandbox (nothing to ask: it lives in this process)."""
+        self.kill()
+
+    def is_alive(self) -> bool:
+        """True until killed, shut down or crashed."""
+        return not self._dead
+
+
+class InprocessBackend(Backend):
+    """Starts sandbox servers in the host process (see the module docstring)."""
+
+    name = "inprocess"
+    in_host_process = True
+
+    def start(self, spec: SandboxSpec) -> SandboxHandle:
+        """A fresh interpreter (nothing to wait for)."""
+        return InprocessHandle()
+
+    def handle_isolation(self, handle: SandboxHandle) -> IsolationReport:
+        """No OS wall: every wall is reported missing, with the reason."""
+        from ..isolation import inprocess_report
+
+        return inprocess_report()
+
+    def isolation(self, spec: SandboxSpec | None = None) -> IsolationReport:
+        """No OS wall: every wall is reported missing, with the reason."""
+        from ..isolation import inprocess_report
+
+        return inprocess_report()
 
 
 def _type_name(cls: type) -> str:

@@ -80,11 +80,14 @@ class WarmPool(Generic[H]):
     raise; failures are retried with a growing back-off, and the last error is
     kept in :attr:`stats`). The pool starts filling on construction.
     ``max_size`` (above ``size``) turns on sizing from demand (see the module
-    docstring); :attr:`size` is then the current target. ``clock`` is for tests.
+    docstring); :attr:`size` is then the current target. ``start_s`` fixes the
+    start time that sizing uses (by default it is measured: a moving average
+    of the starts, 0.1 s before the first). ``clock`` is for tests.
     """
 
     def __init__(self, start: Callable[[], H], size: int, *, name: str = "pool",
                  max_size: int | None = None, window_s: float = 10.0,
+                 start_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if size < 1:
             raise ValueError("a warm pool needs size >= 1")
@@ -95,7 +98,8 @@ class WarmPool(Generic[H]):
         self.window_s = window_s
         self._clock = clock
         self._taken: deque[float] = deque()
-        self._start_s: float | None = None
+        self._start_s: float | None = start_s
+        self._fixed_start_s = start_s is not None
         self.name = name
         self.stats = PoolStats()
         self._idle: deque[H] = deque()
@@ -187,6 +191,12 @@ class WarmPool(Generic[H]):
         """Number of sandboxes waiting in the pool (alive or not yet checked)."""
         return len(self._idle)
 
+    def idle_handles(self) -> list[H]:
+        """The sandboxes waiting in the pool now, oldest first (a snapshot, for
+        diagnostics: taking one from the list does not take it from the pool)."""
+        with self._cond:
+            return list(self._idle)
+
     def shutdown(self, timeout: float = 30.0) -> None:
         """Stop refilling and kill every idle sandbox (idempotent)."""
         with self._cond:
@@ -202,6 +212,8 @@ class WarmPool(Generic[H]):
     # ---------------------------------------------------------- refilling
     def _record_start_time(self, seconds: float) -> None:
         """Fold one start's duration into the moving average that sizing uses."""
+        if self._fixed_start_s:
+            return
         previous = self._start_s
         self._start_s = seconds if previous is None else 0.8 * previous + 0.2 * seconds
 

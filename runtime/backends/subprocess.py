@@ -319,6 +319,11 @@ class SubprocessBackend(Backend):
                 return handle
         return self._start(spec)
 
+    def warm(self, spec: SandboxSpec | None = None) -> WarmPool[ProcessHandle] | None:
+        """The warm pool, filling since construction (one pool serves every spec:
+        a pooled sandbox takes its spec when handed out), or None with ``pool_size=0``."""
+        return self._pool
+
     def shutdown(self) -> None:
         """Kill the idle sandboxes of the pool and the fork server (sandboxes that
         sessions hold stay with them)."""

@@ -92,6 +92,12 @@ class Deadlines:
         with self._lock:
             return sum(1 for entry in self._heap if entry.action is not None)
 
+    def held(self) -> int:
+        """Entries the heap holds, cancelled ones included until it is compacted
+        (diagnostics; :meth:`pending` counts only the live ones)."""
+        with self._lock:
+            return len(self._heap)
+
     def close(self) -> None:
         """Stop the watchdog thread; pending actions never run."""
         with self._lock:

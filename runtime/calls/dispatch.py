@@ -28,11 +28,12 @@ from toolscript.tools.validation import ValidationBounds, ValidationTimeout
 
 from toolscript.errors import ApprovalRequired, ToolscriptError
 
+from ..events import AuditCallback, EventHooks, ToolCallEvent, emit
 from ..limits import Limits
 from ..results import RunError, ToolCallRecord
 from .deadlines import Deadlines
 from .fanout import Fanout, FanoutJob
-from .hostcalls import BoundCall, HostCalls
+from .hostsupply import BoundCall, HostSupply
 from .messages import builtin_exception_of, clean_message, safe_str
 from .retention import RetentionBudget, summarize_args
 from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded, ToolTimedOut
@@ -52,7 +53,7 @@ the call's ``timeout`` reply (its record already finished)."""
 
 Reply = dict[str, Any]
 Target = Tool | BoundCall
-"""What the dispatcher approves and runs: a tool, or a tool bound by HostCalls."""
+"""What the dispatcher approves and runs: a tool, or a tool bound by HostSupply."""
 
 
 class HostAbort(Exception):
@@ -188,7 +189,7 @@ REDACTED = "[redacted]"
 def _injected_view(tool: Tool, injected: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """The injected values as the approval hook sees them (``Inject(redact=True)``
     ones replaced by ``"[redacted]"``), read-only."""
-    needs = tool.host_needs
+    needs = tool.host_supplied
     if not injected or needs is None:
         return _NO_CONTEXT
     return MappingProxyType({
@@ -198,7 +199,12 @@ def _injected_view(tool: Tool, injected: Mapping[str, Any] | None) -> Mapping[st
 
 
 class Dispatcher:
-    """Validates, approves, executes and records tool calls for one runtime."""
+    """Validates, approves, executes and records tool calls for one runtime.
+
+    Each finished call goes to the ``audit`` callback (``(record, event)``; what
+    it raises leaves the dispatcher) and then to the ``tool_call`` hooks of
+    ``events`` (see :mod:`toolscript.runtime.events`).
+    """
 
     def __init__(
         self,
@@ -206,16 +212,18 @@ class Dispatcher:
         approve: ApprovalHook | None,
         limits: Limits,
         executor: ToolExecutor,
-        audit: Callable[[ToolCallRecord, RunContext], None] | None = None,
-        host_calls: HostCalls | None = None,
+        audit: AuditCallback | None = None,
+        host_supply: HostSupply | None = None,
+        events: EventHooks | None = None,
     ) -> None:
         self.registry = registry
-        self.host_calls = host_calls or HostCalls()
-        self.host_calls.register(registry)
+        self.host_supply = host_supply or HostSupply()
+        self.host_supply.register(registry)
         self.approve = approve
         self.limits = limits
         self.executor = executor
         self.audit = audit
+        self.events = events if events is not None else EventHooks()
         self.runtime_id = uuid.uuid4().hex[:12]
         executor.workers.abandoned.limit = limits.max_abandoned_threads
         self._ids = itertools.count(1)
@@ -306,8 +314,8 @@ class Dispatcher:
         target: Target = tool
         shown = bound.shown
         injected: dict[str, Any] | None = None
-        if tool.host_needs is not None:  # injected params, idempotency, two-phase: hostcalls.py
-            hosted = self.host_calls.bind(ctx, record, tool, bound, self.timeout_of(tool))
+        if tool.host_supplied is not None:  # injected params, idempotency, two-phase: hostsupply.py
+            hosted = self.host_supply.bind(ctx, record, tool, bound, self.timeout_of(tool))
             if isinstance(hosted, dict):
                 return hosted
             target, shown = hosted
@@ -454,8 +462,16 @@ class Dispatcher:
         else:
             record.error = RunError.from_message(reply["error"])
         ctx.records.append(record)
-        if self.audit is not None:
-            self.audit(record, ctx)
+        audit = self.audit
+        hooks = self.events.tool_call
+        if audit is not None or hooks:
+            event = ToolCallEvent(record, ctx.session_id, ctx.run_id, ctx.agent_run_id)
+            try:
+                if audit is not None:
+                    audit(record, event)
+            finally:
+                if hooks:
+                    emit(hooks, event)
         if not ctx.retention.keep(record.args):
             record.args = summarize_args(record.args)
             record.args_omitted = True

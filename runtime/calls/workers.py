@@ -35,7 +35,7 @@ class CallTimedOut(Exception):
 class ToolTimedOut(Exception):
     """A tool call passed its timeout (distinct from a ``TimeoutError`` the tool raises).
 
-    The dispatcher raises it for a call past its deadline, and :mod:`.hostcalls` for
+    The dispatcher raises it for a call past its deadline, and :mod:`.hostsupply` for
     an idempotent call whose first run is still going; the dispatcher maps it to
     the ``timeout`` reply.
     """

@@ -406,6 +406,7 @@ class OpenAPISource:
             read_only=method in READ_ONLY_METHODS,
             requires_approval=self._needs_approval(name, method, path),
             timeout_s=self.timeout_s,
+            blocking=True,  # an HTTP request: a hung server must not end an inprocess run
         )
 
     def _needs_approval(self, name: str, method: str, path: str) -> bool:

@@ -20,18 +20,21 @@ Arguments, results, scripts and messages are recorded only when content
 capture is on (``capture_content=True`` or the conventions' environment
 variable ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``).
 
-Nothing in the runtime changes: :func:`instrument` wraps a Runtime from
-outside (its audit hook and the ``run`` of the sessions it creates), and
-:func:`instrument_agent` gives an Agent the hooks its run drivers call (sync,
-async and streamed runs alike; see :mod:`toolscript.runtime.agent.tracing`)::
+Everything goes through the runtime's own hooks, nothing is wrapped or
+replaced: :func:`instrument` registers ``run_start``, ``run_end`` and
+``tool_call`` event hooks on ``runtime.events`` (see
+:mod:`toolscript.runtime.events`; :meth:`Instrumentation.uninstrument`
+removes them), and :func:`instrument_agent` gives an Agent the tracing
+object its run drivers call (sync, async and streamed runs alike; see
+:mod:`toolscript.runtime.agent.tracing`)::
 
     from toolscript.runtime.integrations.telemetry import instrument, instrument_agent
 
     instrument(runtime)                  # global tracer provider, no content
     instrument_agent(agent)              # chat spans too (and the agent's runtime)
 
-Host tool spans are written when the call finishes (from its audit record,
-with the call's own start time and duration), so they appear after their
+Host tool spans are written when the call finishes (from its record, with
+the call's own start time and duration), so they appear after their
 run's children that finished earlier, with correct timestamps. Their parent is
 found by session (the run, or the agent run, that session is serving), not by
 thread, so calls on worker threads and async runs stay in their trace.
@@ -43,19 +46,22 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager, suppress
+from contextvars import Token
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
-from toolscript.runtime.calls.dispatch import RunContext
+from toolscript.runtime.events import RunEndEvent, RunStartEvent, ToolCallEvent
 from toolscript.runtime.integrations import telemetry_names as N
 from toolscript.runtime.results import RunResult, ToolCallRecord
 
+from toolscript.errors import ConfigurationError
+
 if TYPE_CHECKING:
     from toolscript.runtime.runtime import Runtime
-    from toolscript.runtime.session import Session
 
 __all__ = [
     "AgentTrace",
@@ -66,7 +72,14 @@ __all__ = [
     "instrument_agent",
 ]
 
-AuditHook = Callable[[ToolCallRecord, RunContext], None]
+
+
+class _OpenRun(NamedTuple):
+    """A run between its ``run_start`` and ``run_end`` events."""
+
+    span: Span
+    token: Token[Context]
+    previous: Context | None
 
 
 def _capture_default() -> bool:
@@ -98,6 +111,7 @@ class Telemetry:
         self._lock = threading.Lock()
         self._parents: dict[str, Context] = {}
         self._expected: dict[str, list[tuple[str, str, str]]] = {}
+        self._runs: dict[str, _OpenRun] = {}
 
     # --- where a session's spans go --------------------------------------------------
     def parent_of(self, session_id: str) -> Context | None:
@@ -193,48 +207,58 @@ class Telemetry:
             span.set_status(Status(StatusCode.ERROR, record.error.message[:500]))
         span.end(end_time=end_ns)
 
-    def audit_hook(
-        self, runtime: Runtime | None = None, then: AuditHook | None = None
-    ) -> AuditHook:
-        """An audit callback (``Runtime(audit=...)``) writing tool spans, then calling ``then``."""
-
-        def describe(name: str) -> str:
-            tool = runtime.registry.get(name) if runtime is not None else None
-            return tool.description.splitlines()[0] if tool and tool.description else ""
-
-        def audit(record: ToolCallRecord, ctx: RunContext) -> None:
-            try:
-                call_id = (
-                    self._claim_call_id(ctx.session_id, record)
-                    if record.source == "direct" else None
-                )
-                self.tool_span(record, describe(record.name),
-                               parent=self.parent_of(ctx.session_id), call_id=call_id)
-            finally:
-                if then is not None:
-                    then(record, ctx)
-
-        return audit
+    def record_tool_call(self, event: ToolCallEvent, description: str = "") -> None:
+        """Write the ``execute_tool`` span of the call of ``event`` (a ``tool_call``
+        hook), under its session's run or agent run; a direct call the model made
+        gets the model's call id."""
+        record = event.record
+        call_id = (self._claim_call_id(event.session_id, record)
+                   if record.source == "direct" else None)
+        self.tool_span(record, description, parent=self.parent_of(event.session_id),
+                       call_id=call_id)
 
     # --- script runs -----------------------------------------------------------------
-    @contextmanager
-    def run_span(self, session: Session, code: str) -> Iterator[Span]:
-        """The ``execute_script`` span around one run (current while it runs)."""
+    def start_run(self, event: RunStartEvent) -> None:
+        """Open the ``execute_script`` span of a run (a ``run_start`` hook): the
+        current span of the run's thread and the parent of its session's spans
+        until :meth:`end_run` (hooks of one run fire on one thread)."""
         attributes: dict[str, Any] = {
-            N.SESSION_ID: session.id,
-            N.BACKEND: session.runtime.backend_name,
+            N.SESSION_ID: event.session_id,
+            N.BACKEND: event.backend,
+            N.RUN_ID: event.run_id,
         }
         if self.capture_content:
-            attributes[N.SCRIPT_CODE] = self.content(code)
-        with self.tracer.start_as_current_span(
-            N.SPAN_RUN_SCRIPT, context=self.parent_of(session.id), kind=SpanKind.INTERNAL,
-            attributes=attributes,
-        ) as span:
-            previous = self.set_parent(session.id, trace.set_span_in_context(span))
-            try:
-                yield span
-            finally:
-                self.set_parent(session.id, previous)
+            attributes[N.SCRIPT_CODE] = self.content(event.script)
+        span = self.tracer.start_span(
+            N.SPAN_RUN_SCRIPT, context=self.parent_of(event.session_id),
+            kind=SpanKind.INTERNAL, attributes=attributes,
+        )
+        current = trace.set_span_in_context(span)
+        token = otel_context.attach(current)
+        previous = self.set_parent(event.session_id, current)
+        with self._lock:
+            self._runs[event.run_id] = _OpenRun(span, token, previous)
+
+    def end_run(self, event: RunEndEvent) -> None:
+        """Close the span :meth:`start_run` opened (a ``run_end`` hook), with the
+        run's outcome, or the exception the run raised."""
+        with self._lock:
+            run = self._runs.pop(event.run_id, None)
+        if run is None:  # instrumented while the run was under way
+            return
+        span = run.span
+        try:
+            if event.result is not None:
+                self.record_run(span, event.result)
+            error = event.error
+            if error is not None:
+                span.record_exception(error)
+                span.set_attribute(N.ERROR_TYPE, type(error).__name__)
+                span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"[:500]))
+        finally:
+            self.set_parent(event.session_id, run.previous)
+            otel_context.detach(run.token)
+            span.end()
 
     def record_run(self, span: Span, result: RunResult) -> None:
         """Put a run's outcome on its span."""
@@ -248,19 +272,6 @@ class Telemetry:
         if result.error is not None:
             span.set_attribute(N.ERROR_TYPE, result.error.type)
             span.set_status(Status(StatusCode.ERROR, result.error.message[:500]))
-
-    def traced_run(
-        self, session: Session, run: Callable[..., RunResult]
-    ) -> Callable[..., RunResult]:
-        """``run`` (a session's ``run``) wrapped in a run span."""
-
-        def traced(code: str, *args: Any, **kwargs: Any) -> RunResult:
-            with self.run_span(session, code) as span:
-                result = run(code, *args, **kwargs)
-                self.record_run(span, result)
-                return result
-
-        return traced
 
     # --- model calls -----------------------------------------------------------------
     @contextmanager
@@ -380,39 +391,51 @@ class ChatSpan:
 
 # --- wiring ------------------------------------------------------------------------------
 class Instrumentation:
-    """The wrapping done by :func:`instrument`; :meth:`uninstrument` undoes it."""
+    """The event hooks :func:`instrument` registers on a runtime (``run_start``,
+    ``run_end``, ``tool_call``); :meth:`uninstrument` removes them."""
 
     def __init__(self, runtime: Runtime, telemetry: Telemetry) -> None:
         self.runtime = runtime
         self.telemetry = telemetry
-        dispatcher = runtime.dispatcher
-        self._previous_audit = dispatcher.audit
-        dispatcher.audit = telemetry.audit_hook(runtime, then=dispatcher.audit)
-        make_session = runtime.session
+        events = runtime.events
+        events.add("run_start", self.run_start)
+        events.add("run_end", self.run_end)
+        events.add("tool_call", self.tool_call)
 
-        def session(*args: Any, **kwargs: Any) -> Session:
-            new = make_session(*args, **kwargs)
-            new.run = telemetry.traced_run(new, new.run)  # type: ignore[method-assign]
-            return new
+    def run_start(self, event: RunStartEvent) -> None:
+        """The ``run_start`` hook: open the run's span."""
+        self.telemetry.start_run(event)
 
-        runtime.session = session  # type: ignore[method-assign]
-        runtime._toolscript_instrumentation = self  # type: ignore[attr-defined]
+    def run_end(self, event: RunEndEvent) -> None:
+        """The ``run_end`` hook: close the run's span."""
+        self.telemetry.end_run(event)
+
+    def tool_call(self, event: ToolCallEvent) -> None:
+        """The ``tool_call`` hook: write the call's span."""
+        tool = self.runtime.registry.get(event.record.name)
+        description = tool.description.splitlines()[0] if tool and tool.description else ""
+        self.telemetry.record_tool_call(event, description)
 
     def uninstrument(self) -> None:
-        """Stop making spans for this runtime (sessions already open keep theirs)."""
-        self.runtime.dispatcher.audit = self._previous_audit
-        vars(self.runtime).pop("session", None)
-        vars(self.runtime).pop("_toolscript_instrumentation", None)
+        """Stop making spans for this runtime (call it between runs: a run under way
+        when the hooks go keeps its span open)."""
+        events = self.runtime.events
+        for name, hook in (("run_start", self.run_start), ("run_end", self.run_end),
+                           ("tool_call", self.tool_call)):
+            with suppress(ConfigurationError):  # already removed
+                events.remove(name, hook)
 
 
 def instrument(
     runtime: Runtime, *, tracer_provider: Any = None, capture_content: bool | None = None
 ) -> Instrumentation:
-    """Trace ``runtime``: run spans for every session it creates from now on, and
-    tool spans for every call. Idempotent per runtime."""
-    existing = getattr(runtime, "_toolscript_instrumentation", None)
-    if isinstance(existing, Instrumentation):
-        return existing
+    """Trace ``runtime`` through its event hooks: a run span for every script run
+    (its sessions, open ones included) and a tool span for every call. Idempotent
+    per runtime: while instrumented, returns the same :class:`Instrumentation`."""
+    for hook in runtime.events.tool_call:
+        existing = getattr(hook, "__self__", None)
+        if isinstance(existing, Instrumentation) and existing.runtime is runtime:
+            return existing
     return Instrumentation(runtime, Telemetry(tracer_provider, capture_content=capture_content))
 
 

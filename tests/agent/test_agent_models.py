@@ -41,7 +41,8 @@ def test_test_model_drives_tools_without_a_runtime(backend):
     assert result.answer == "Average 3010.0" and result.turns == 3
     assert [s.output for s in result.steps] == ["value:\n15050.0", "value:\n3010.0"]
     assert [r.name for r in result.tool_calls][:2] == ["list_stores", "get_daily_revenue"]
-    assert getattr(runtime, "_closed", None) is True  # the agent closed the runtime it built
+    with pytest.raises(RuntimeError, match="closed"):  # the agent closed the runtime it built
+        runtime.session()
     first, second, _ = model.requests
     assert "def get_daily_revenue(" in first.tool("run_script").description
     assert "run_script" in first.system and first.tool_names == ["run_script"]
@@ -166,7 +167,8 @@ def test_the_old_positional_form_still_works(server, sleeps):
     server.script(script("1 + 1"), say("2"))
     agent = Agent(make_runtime(), "openai", "fake-model", client=client_for("openai", server))
     assert agent.run("go").answer == "2"
-    assert agent.close() is None and not getattr(agent.runtime, "_closed", False)
+    assert agent.close() is None
+    agent.runtime.session().close()  # the caller's runtime stays open
 
 
 def test_toolscript_version(capsys):

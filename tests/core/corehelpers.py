@@ -44,7 +44,7 @@ def boom(message: str) -> int:
     raise ValueError(message)
 
 
-@tool(timeout_s=0.2)
+@tool(timeout_s=0.2, blocking=True)
 def hang(seconds: float = 3.0) -> int:
     """Sleeps longer than its timeout."""
     time.sleep(seconds)
@@ -114,8 +114,8 @@ ALL_TOOLS = [add, echo, boom, hang, not_json, fatal, stamp, write_stamp, send]
 
 def sandbox_pid(session: Any) -> int | None:
     """The host pid of the session's sandbox process (None on inprocess / not started)."""
-    handle = session._handle
-    if handle is None:
+    handle = session.sandbox
+    if handle is None or handle.calls_inline:  # inprocess: the host's own process
         return None
     process = getattr(handle, "process", None)
     if process is not None:

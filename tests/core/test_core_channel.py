@@ -254,3 +254,43 @@ def test_memory_blowup_is_a_limit_and_the_session_recovers(make_runtime: Any) ->
         assert result.error.type in {"memory_limit", "sandbox_crashed"}, result.to_dict()
         after = session.run("echo(2)")
         assert after.ok and after.value == 2, after.to_dict()
+
+
+def test_every_backend_is_a_backend_with_a_handle(make_runtime: Any, backend_name: str) -> None:
+    """No backend is special-cased: inprocess too starts a sandbox behind a handle,
+    and its calls take the same dispatcher path (one record per call, in order)."""
+    from toolscript.runtime.backends.base import Backend, SandboxHandle
+
+    rt = make_runtime([echo, add])
+    assert isinstance(rt.backend, Backend) and rt.backend.name == backend_name
+    with rt.session() as session:
+        assert session.sandbox is None
+        result = session.run("[echo(1), add(a=1, b=2)]")
+        assert result.ok and result.value == [1, 3], result.error
+        assert isinstance(session.sandbox, SandboxHandle) and session.sandbox.is_alive()
+        assert [r.name for r in result.tool_calls] == ["echo", "add"]
+        session.restart()
+        assert session.sandbox is None
+        assert session.run("echo(2)").value == 2
+
+
+class AuditBroke(Exception):
+    """The programmer's audit sink failed."""
+
+
+def test_a_host_failure_while_serving_a_call_reaches_the_caller(make_runtime: Any) -> None:
+    """When the host itself fails serving a call (here the audit callback raises),
+    the caller gets that exception on every backend - the script never sees it as
+    its own error - and the session starts a fresh sandbox next time."""
+
+    def audit(record: Any, event: Any) -> None:
+        if record.name == "write":
+            raise AuditBroke("disk full")
+
+    rt = make_runtime([echo, write], audit=audit)
+    with rt.session() as session:
+        assert session.run("kept = echo(1)").ok
+        with pytest.raises(AuditBroke, match="disk full"):
+            session.run("try:\n    write(key='k')\nexcept BaseException:\n    pass\n'swallowed'")
+        again = session.run("echo(2)")
+        assert again.ok and again.value == 2, again.error

@@ -1,11 +1,14 @@
-"""Tool calls with a per-call timeout: inline where the run can move on, bounded everywhere.
+"""Tool calls with a per-call timeout: inline in the serving thread, bounded everywhere.
 
-On the process backends a call runs in the thread serving the run, its deadline
-kept by the runtime's one watchdog; on every backend a tool that hangs (in
-``time.sleep``, on a lock, in a blocking C call, in a coroutine) is answered
-``timeout`` while the run goes on, its thread is counted as abandoned until it
-returns, and its late result is dropped. No wall-clock asserts: the tests wait
-on events the tools and the runtime set.
+On every backend a call runs in the thread serving the run, its deadline kept
+by the runtime's one watchdog. A tool that hangs (in ``time.sleep``, on a lock,
+in a blocking C call, in a coroutine) is answered ``timeout`` while the run
+goes on - on the process backends always, in process when the tool is declared
+``blocking`` (or is async) - its thread is counted as abandoned until it
+returns, and its late result is dropped. In process, a hung tool that is not
+declared blocking shares the script's thread: the run ends ``timeout`` at the
+call's timeout and the sandbox is replaced. No wall-clock asserts: the tests
+wait on events the tools and the runtime set.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from backend_marks import process_backends
 from toolscript.runtime.calls.deadlines import Deadlines
 
 from toolscript import Limits, Runtime, tool
@@ -79,8 +81,8 @@ def _wait_for(condition: Callable[[], bool]) -> bool:
     return condition()
 
 
-def _tools(hang: Hang) -> list[Any]:
-    @tool(timeout_s=0.2)
+def _tools(hang: Hang, blocking: bool = True) -> list[Any]:
+    @tool(timeout_s=0.2, blocking=blocking)
     def stuck(how: str) -> str:
         """Block until the test releases it."""
         return hang.block(how)
@@ -121,7 +123,7 @@ def test_a_hung_tool_times_out_and_the_run_goes_on(
 
 
 def test_the_default_limit_bounds_an_inline_call(make_runtime: Callable[..., Runtime],
-                                                 hang: Hang):
+                                                 hang: Hang, backend_name: str):
     @tool
     def wait_forever() -> str:
         """Block (no timeout of its own: Limits.tool_timeout_s applies)."""
@@ -129,8 +131,43 @@ def test_the_default_limit_bounds_an_inline_call(make_runtime: Callable[..., Run
 
     rt = make_runtime([wait_forever], limits=Limits(tool_timeout_s=0.2))
     result = rt.run("try:\n    wait_forever()\nexcept ToolError as e:\n    r = e.type\nr")
-    assert result.ok and result.value == "timeout", result.error
+    if backend_name == "inprocess":  # the call shares the script's thread: the run ends
+        assert not result.ok and result.error is not None
+        assert result.error.type == "timeout" and result.session_restarted
+    else:
+        assert result.ok and result.value == "timeout", result.error
     assert "0.2 s" in result.tool_calls[0].error.message
+
+
+def test_a_hung_inline_tool_ends_the_inprocess_run(hang: Hang):
+    """In process, a tool not declared blocking runs in the script's thread: at its
+    timeout the caller gets the run back (``timeout``), the sandbox is replaced, and
+    the script never runs on after the tool finally returns. (The process backends
+    answer the call and the run goes on: tested above.)"""
+    after: list[str] = []
+
+    @tool
+    def mark(x: str) -> str:
+        """Record that the script went on."""
+        after.append(x)
+        return x
+
+    stuck, quick = _tools(hang, blocking=False)
+    with Runtime(tools=[stuck, quick, mark], backend="inprocess") as rt, rt.session() as session:
+        assert session.run("kept = 1").ok
+        result = session.run("try:\n    stuck('lock')\nexcept BaseException:\n    pass\n"
+                             "mark('went on')")
+        assert not result.ok and result.error is not None
+        assert result.error.type == "timeout" and "stuck did not finish" in result.error.message
+        assert result.session_restarted
+        assert [r.error.type if r.error else "ok" for r in result.tool_calls] == ["timeout"]
+        assert rt.stats()["abandoned_threads"] == 1
+        hang.release()
+        assert hang.returned.wait(30)
+        assert _wait_for(lambda: rt.stats()["abandoned_threads"] == 0)
+        assert after == []  # the abandoned script stopped at once
+        again = session.run("try:\n    kept\nexcept NameError:\n    r = 'lost'\n[r, quick(1)]")
+        assert again.ok and again.value == ["lost", 2], again.error
 
 
 def test_abandoned_inline_calls_are_capped(make_runtime: Callable[..., Runtime], hang: Hang):
@@ -188,7 +225,6 @@ def test_parallel_with_a_hung_call(make_runtime: Callable[..., Runtime], hang: H
     assert [r.error.type for r in result.tool_calls if r.error] == ["timeout", "timeout"]
 
 
-@process_backends
 def test_calls_run_inline_in_the_serving_thread(make_runtime: Callable[..., Runtime]):
     threads: list[int] = []
 
@@ -208,7 +244,6 @@ def test_calls_run_inline_in_the_serving_thread(make_runtime: Callable[..., Runt
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
                     reason="signals reach the main thread only")
-@process_backends
 def test_ctrl_c_while_a_tool_hangs(make_runtime: Callable[..., Runtime], hang: Hang):
     main = threading.main_thread().ident
     assert main is not None
@@ -266,7 +301,7 @@ def test_deadlines_keep_order_and_drop_cancelled_entries():
         for entry in entries:
             deadlines.cancel(entry)
         assert deadlines.pending() == 0
-        assert len(deadlines._heap) < 5000  # compacted
+        assert deadlines.held() < 5000  # compacted
         now = time.monotonic()
         deadlines.add(now + 0.2, lambda: order.append(2))
         deadlines.add(now + 0.1, lambda: order.append(1))

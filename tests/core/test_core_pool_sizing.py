@@ -8,8 +8,11 @@ of the subprocess backend is checked with real sandboxes at the end.
 
 from __future__ import annotations
 
+from toolscript.runtime.backends.base import SandboxSpec
 from toolscript.runtime.backends.pool import WarmPool
 from toolscript.runtime.backends.subprocess import SubprocessBackend
+from toolscript.runtime.limits import Limits
+from waiting import wait_until
 
 
 class Box:
@@ -25,13 +28,6 @@ class Box:
         self.alive = False
 
 
-class FixedStartPool(WarmPool[Box]):
-    """A pool whose measured start time is set by the test (real starts here are instant)."""
-
-    def _record_start_time(self, seconds: float) -> None:
-        pass
-
-
 class Clock:
     """A clock the test moves by hand."""
 
@@ -43,16 +39,15 @@ class Clock:
 
 
 def _pool(clock: Clock, started: list[Box], *, size: int = 1, max_size: int = 6,
-          start_s: float = 0.5) -> WarmPool[Box]:
+          window_s: float = 10.0) -> WarmPool[Box]:
+    """A pool that sizes itself for starts of 0.5 s (real starts here are instant)."""
     def start() -> Box:
         box = Box()
         started.append(box)
         return box
 
-    pool = FixedStartPool(start, size, name="test", max_size=max_size, window_s=10.0,
-                          clock=clock)
-    pool._start_s = start_s
-    return pool
+    return WarmPool(start, size, name="test", max_size=max_size, window_s=window_s,
+                    start_s=0.5, clock=clock)
 
 
 def test_a_fixed_pool_stays_fixed() -> None:
@@ -91,32 +86,40 @@ def test_the_pool_grows_with_demand_and_stays_within_its_bounds() -> None:
 def test_when_demand_falls_the_surplus_is_killed_off_the_callers_path() -> None:
     clock = Clock()
     started: list[Box] = []
-    pool = _pool(clock, started)
+    # A short window: the refill thread wakes every window_s / 4 real seconds to shrink.
+    pool = _pool(clock, started, window_s=2.0)
     try:
-        for _ in range(40):
+        for _ in range(8):  # 4/s x 0.5 s start x 2 = 4
             pool.acquire(wait_s=5.0)
+        assert pool.target() == 4
         assert pool.wait_ready(30.0, count=4)
-        idle = list(pool._idle)
         clock.now += 60.0  # a quiet minute: no acquisition in the window
         assert pool.target() == 1
-        with pool._cond:
-            pool._cond.notify_all()  # what the refill thread's periodic wake-up does
-            assert pool._cond.wait_for(lambda: pool.stats.trimmed == 3, 30.0)
-            assert pool.idle == 1
-        assert sum(not box.alive for box in idle) == 3
+        wait_until(lambda: pool.stats.trimmed == 3, what="the surplus trimmed")
+        assert pool.idle == 1
+        # Only the pool kills: the boxes it handed out belong to the caller and stay alive.
+        assert sum(not box.alive for box in started) == 3
     finally:
         pool.shutdown()
 
 
 def test_the_subprocess_pool_sizes_itself_with_the_zygote() -> None:
+    spec = SandboxSpec(limits=Limits())
     backend = SubprocessBackend(pool_size=1)
     try:
-        assert backend._pool is not None and backend._pool.adaptive
-        assert backend._pool.max_size == 4
+        pool = backend.warm(spec)
+        assert pool is not None and pool.adaptive
+        assert pool.max_size == 4
     finally:
         backend.shutdown()
     direct = SubprocessBackend(pool_size=1, zygote=False)
     try:
-        assert direct._pool is not None and not direct._pool.adaptive
+        pool = direct.warm(spec)
+        assert pool is not None and not pool.adaptive
     finally:
         direct.shutdown()
+    empty = SubprocessBackend(pool_size=0)
+    try:
+        assert empty.warm(spec) is None
+    finally:
+        empty.shutdown()

@@ -44,6 +44,22 @@ def _gone(pid: int, timeout: float = 30.0) -> bool:
         os.close(fd)
 
 
+def _children(parent: int) -> list[int]:
+    """The live child processes of ``parent``, from their ``/proc/<pid>/stat``."""
+    children = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        # After the ")" that ends the command name: state, then the parent's pid.
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+            children.append(int(entry))
+    return children
+
+
 def _zygote_pid(backend: SubprocessBackend) -> int:
     assert backend.zygote is not None
     return int(backend.zygote.process.pid)
@@ -201,10 +217,12 @@ def test_a_fork_that_fails_is_a_clear_start_error_and_the_zygote_lives_on() -> N
 def test_closing_the_runtime_drains_the_pool_and_ends_the_zygote() -> None:
     runtime = Runtime(backend="subprocess", backend_options={"pool_size": 2})
     backend = runtime.backend
-    assert isinstance(backend, SubprocessBackend) and backend._pool is not None
-    assert backend._pool.wait_ready(60.0)
-    idle = [int(h.ready_info["pid"]) for h in list(backend._pool._idle)]
+    assert isinstance(backend, SubprocessBackend)
+    pool = backend.warm(SPEC)
+    assert pool is not None and pool.wait_ready(60.0)
     zygote = _zygote_pid(backend)
+    idle = _children(zygote)  # the pooled sandboxes: forked by the zygote, nobody holds them
+    assert len(idle) >= 2, idle
     runtime.close()
     assert _gone(zygote)
     assert all(_gone(pid) for pid in idle)
@@ -218,7 +236,7 @@ from toolscript import Runtime
 runtime = Runtime(backend="subprocess", backend_options={"pool_size": 0})
 session = runtime.session()
 session.run("1")
-print(session._handle.ready_info["pid"], runtime.backend.zygote.process.pid, flush=True)
+print(session.sandbox.ready_info["pid"], runtime.backend.zygote.process.pid, flush=True)
 sys.stdin.read()
 """
 
@@ -247,7 +265,7 @@ def test_the_direct_start_path_stays_available() -> None:
                  backend_options={"pool_size": 0, "zygote": False}) as runtime:
         with runtime.session() as session:
             assert session.run("6 * 7").value == 42
-            assert isinstance(session._handle.process, subprocess.Popen)  # type: ignore
+            assert isinstance(session.sandbox.process, subprocess.Popen)  # type: ignore
         backend = runtime.backend
         assert isinstance(backend, SubprocessBackend) and backend.zygote is None
 

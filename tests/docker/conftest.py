@@ -70,3 +70,16 @@ def backend(request: pytest.FixtureRequest, docker_client: Any, image: str) -> I
     assert b.transport == request.param
     yield b
     b.shutdown()
+
+
+@pytest.fixture
+def process_runtime(docker_client: Any, image: str) -> Iterator[Any]:
+    """A production runtime on ``isolation="process"`` with a warm pool of two."""
+    from dockerhelpers import process_backend
+
+    from toolscript import Runtime
+
+    backend = process_backend(docker_client, image, pool_size=2)
+    with Runtime(backend=backend) as runtime:
+        yield runtime
+    backend.shutdown()

@@ -37,3 +37,11 @@ def container_running(client: Any, container_id: str) -> bool:
         return bool(client.api.inspect_container(container_id)["State"]["Running"])
     except docker.errors.NotFound:
         return False
+
+
+def process_backend(client: Any, image: str, **options: Any) -> Any:
+    """A DockerBackend with ``isolation="process"`` (no warm pool unless ``pool_size``)."""
+    from toolscript.runtime.backends.docker.backend import DockerBackend
+
+    options.setdefault("pool_size", 0)
+    return DockerBackend(image, docker_client=client, isolation="process", **options)

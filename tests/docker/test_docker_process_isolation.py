@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dockerhelpers import container_running
+from dockerhelpers import container_running, process_backend
 from toolscript.runtime.backends.docker.backend import DockerBackend
 from toolscript.runtime.backends.docker.process import ContainerProcessHandle
 
@@ -33,7 +33,7 @@ class Session:
     def __init__(self, runtime: Runtime) -> None:
         self.session = runtime.session()
         assert self.session.run("1").value == 1  # started and configured as in production
-        handle = self.session._handle
+        handle = self.session.sandbox
         assert isinstance(handle, ContainerProcessHandle), handle
         self.handle: ContainerProcessHandle = handle
 
@@ -57,8 +57,8 @@ class Session:
 
 
 def _backend(client: Any, image: str, **options: Any) -> DockerBackend:
-    options.setdefault("pool_size", 0)
-    return DockerBackend(image, docker_client=client, isolation="process", **options)
+    backend: DockerBackend = process_backend(client, image, **options)
+    return backend
 
 
 @pytest.fixture
@@ -71,12 +71,9 @@ def hooked(docker_client: Any, image: str) -> Iterator[Runtime]:
 
 
 @pytest.fixture
-def plain(docker_client: Any, image: str) -> Iterator[Runtime]:
+def plain(process_runtime: Runtime) -> Runtime:
     """A production runtime on ``isolation="process"`` (with a warm pool)."""
-    backend = _backend(docker_client, image, pool_size=2)
-    with Runtime(backend=backend) as runtime:
-        yield runtime
-    backend.shutdown()
+    return process_runtime
 
 
 # ------------------------------------------------------------------ configuration
@@ -207,7 +204,7 @@ def test_sessions_per_container_caps_a_container(docker_client: Any, image: str)
             sessions = [runtime.session() for _ in range(3)]
             for session in sessions:
                 assert session.run("1").value == 1
-            containers = {id(s._handle.container) for s in sessions}  # type: ignore[union-attr]
+            containers = {id(s.sandbox.container) for s in sessions}  # type: ignore[union-attr]
             assert len(containers) == 2
             assert len(backend.containers()) == 2
             for session in sessions:
@@ -224,7 +221,7 @@ def test_pool_drain_kills_everything(docker_client: Any, image: str) -> None:
     held = [runtime.session() for _ in range(3)]
     for session in held:
         assert session.run("1").value == 1
-    handles = [s._handle for s in held]
+    handles = [s.sandbox for s in held]
     ids = {c.id for c in backend.containers()}
     assert len(ids) == 2
     backend.shutdown()

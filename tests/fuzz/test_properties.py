@@ -98,7 +98,7 @@ def test_hidden_dunders_are_refused_statically_and_dynamically(name: str, base: 
     with pytest.raises(AttributeError):
         guards.dynamic_getattr(len, name)
     with pytest.raises(AttributeError):
-        guards._formatter.format("{0." + name + "}", len)
+        guards.getattr("{0." + name + "}", "format")(len)  # a script's '{0.x}'.format(len)
 
 
 TOKENS = [

@@ -102,14 +102,18 @@ def test_tampering_is_detected_at_the_first_broken_line(tmp_path: Path, tamper: 
     elif tamper == "garbage":
         text[2] = "{not json"
     elif tamper == "rehash_edit":
-        # an attacker who edits a line and recomputes its hash still breaks the next link
-        from toolscript.runtime.audit.log import _digest, canonical
+        # an attacker who edits a line and recomputes its hash (plain SHA-256 of the
+        # canonical body: unkeyed records hide nothing) still breaks the next link
+        import hashlib
+
+        from toolscript.runtime.audit.log import canonical
 
         record = json.loads(text[1])
         record.pop("hash")
         record["args"]["amount"] = 99999
         body = canonical(record)
-        text[1] = body[:-1] + ',"hash":"' + _digest(body) + '"}'
+        seal = hashlib.sha256(body.encode("utf-8")).hexdigest()
+        text[1] = body[:-1] + ',"hash":"' + seal + '"}'
         line = 3
     path.write_text("\n".join(text) + "\n")
     report = verify(path)

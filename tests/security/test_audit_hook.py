@@ -485,7 +485,7 @@ def test_production_sandboxes_run_under_the_hook(make_runtime: Any) -> None:
         result = session.run(FEATURES)
         assert result.ok, result.error
         assert result.value == FEATURES_VALUE
-        handle = session._handle
+        handle = session.sandbox
         assert handle is not None and handle.ready_info["audit_hook"] is True
         failed = session.run("def f():\n    return 1 / 0\nx = 1\nf()")
         assert failed.error is not None and failed.error.type == "script_error"
@@ -515,7 +515,7 @@ from toolscript import Runtime
 runtime = Runtime(backend="subprocess")
 session = runtime.session()
 session.run("1")
-print(session._handle.process.pid, session._handle.ready_info["audit_hook"], flush=True)
+print(session.sandbox.process.pid, session.sandbox.ready_info["audit_hook"], flush=True)
 sys.stdin.read()
 """
 

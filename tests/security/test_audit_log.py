@@ -20,9 +20,9 @@ from toolscript.runtime.audit.log import (
     AuditLog,
     verify,
 )
-from toolscript.runtime.calls.dispatch import RunContext
 from toolscript.runtime.cli.audit import EXIT_BROKEN, EXIT_OK, EXIT_UNREADABLE, EXIT_UNVERIFIED
 from toolscript.runtime.cli.main import main as cli_main
+from toolscript.runtime.events import ToolCallEvent
 from toolscript.runtime.results import RunError, ToolCallRecord
 from toolscript.tools import IdempotencyKey, Inject, Injected, tool, two_phase
 
@@ -314,18 +314,18 @@ def test_audit_log_is_exported_from_the_package() -> None:
 WRITER = """
 import sys
 from toolscript.runtime.audit.log import AuditLog
-from toolscript.runtime.calls.dispatch import RunContext
+from toolscript.runtime.events import ToolCallEvent
 from toolscript.runtime.results import ToolCallRecord
 
 path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 log = AuditLog(path)
-ctx = RunContext("run-" + name, "session-" + name, 10**6)
 sys.stdout.write("ready\\n")
 sys.stdout.flush()
 sys.stdin.readline()  # the parent says go to every writer at once
 for i in range(count):
-    log(ToolCallRecord(f"c{i}", "write_" + name, {"i": i, "pad": "x" * (i % 97)},
-                       approved=True, ok=True, value=i), ctx)
+    record = ToolCallRecord(f"c{i}", "write_" + name, {"i": i, "pad": "x" * (i % 97)},
+                            approved=True, ok=True, value=i)
+    log(record, ToolCallEvent(record, "session-" + name, "run-" + name, None))
 log.close()
 """
 
@@ -383,8 +383,7 @@ def test_a_forked_child_and_its_parent_share_one_log_object(tmp_path: Path,
                                                             background: bool) -> None:
     path = tmp_path / "audit.jsonl"
     log = AuditLog(path, key=KEY, background=background)
-    ctx = RunContext("run-1", "session-1", 10_000)
-    log(ToolCallRecord("c0", "before_fork", {}, approved=True, ok=True), ctx)
+    _call(log, ToolCallRecord("c0", "before_fork", {}, approved=True, ok=True))
     log.flush()
     go_read, go_write = os.pipe()
     pid = os.fork()
@@ -393,14 +392,14 @@ def test_a_forked_child_and_its_parent_share_one_log_object(tmp_path: Path,
         try:
             os.read(go_read, 1)
             for i in range(300):
-                log(ToolCallRecord(f"k{i}", "child", {"i": i}, approved=True, ok=True), ctx)
+                _call(log, ToolCallRecord(f"k{i}", "child", {"i": i}, approved=True, ok=True))
             log.close()
             code = 0
         finally:
             os._exit(code)
     os.write(go_write, b"g")
     for i in range(300):
-        log(ToolCallRecord(f"p{i}", "parent", {"i": i}, approved=True, ok=True), ctx)
+        _call(log, ToolCallRecord(f"p{i}", "parent", {"i": i}, approved=True, ok=True))
     log.close()
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     report = verify(path, key=KEY)
@@ -420,8 +419,9 @@ class Unprintable:
     __str__ = __repr__
 
 
-def _ctx() -> RunContext:
-    return RunContext("run-1", "session-1", 100)
+def _call(log: AuditLog, record: ToolCallRecord) -> None:
+    """Log ``record`` as the dispatcher does, with its call's event."""
+    log(record, ToolCallEvent(record, "session-1", "run-1", None))
 
 
 @pytest.mark.parametrize("background", [True, False])
@@ -450,7 +450,7 @@ def test_values_that_cannot_be_written_still_leave_a_line(tmp_path: Path,
                        error=RunError(Unprintable(), Unprintable())),  # type: ignore[arg-type]
     ]
     for record in calls:
-        log(record, _ctx())
+        _call(log, record)
     log.close()
     records = lines(path)
     assert [r["call_id"] for r in records] == ["c1", "c2", "c3", "c4", "c5", "c6"]
@@ -481,9 +481,9 @@ def test_a_tool_returning_a_huge_integer_is_logged(tmp_path: Path) -> None:
 def test_a_late_call_after_close_is_still_written(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     log = AuditLog(path, key=KEY)
-    log(ToolCallRecord("c1", "a", {}, approved=True, ok=True), _ctx())
+    _call(log, ToolCallRecord("c1", "a", {}, approved=True, ok=True))
     log.close()
-    log(ToolCallRecord("c2", "b", {}, approved=True, ok=True), _ctx())  # e.g. a shared log
+    _call(log, ToolCallRecord("c2", "b", {}, approved=True, ok=True))  # e.g. a shared log
     log.close()
     assert [r["tool"] for r in lines(path)] == ["a", "b"] and verify(path, key=KEY).ok
 
@@ -492,7 +492,7 @@ def test_buffered_lines_are_sealed_when_flushed(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     log = AuditLog(path, key=KEY, sync="buffer")
     for i in range(10):
-        log(ToolCallRecord(f"c{i}", "t", {"i": i}, approved=True, ok=True), _ctx())
+        _call(log, ToolCallRecord(f"c{i}", "t", {"i": i}, approved=True, ok=True))
     assert path.read_text() == ""
     other = AuditLog(path, key=KEY)  # another writer appends meanwhile
     other.append({"tool": "other"})
@@ -521,7 +521,7 @@ def whoami(user_id: Injected[str], api_token: Injected[str],
     return user_id
 
 
-@tool(timeout_s=0.3)
+@tool(timeout_s=0.3, blocking=True)
 def hang() -> None:
     """Blocks until the test releases it (so it times out)."""
     RELEASE.wait(30)

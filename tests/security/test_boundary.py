@@ -101,7 +101,7 @@ def test_huge_argument_is_refused_with_a_typed_error(probe: Probe, backend_name:
 
 
 def _sandbox_pid(session: Any, backend_name: str) -> int:
-    handle = session._handle
+    handle = session.sandbox
     if backend_name == "subprocess":
         return int(handle.process.pid)
     out = subprocess.run(["docker", "inspect", "-f", "{{.State.Pid}}", handle.name],
@@ -130,7 +130,7 @@ def test_sandbox_inherits_no_environment(backend_name: str, make_runtime: Any,
             assert os.readlink(f"/proc/{pid}/fd/0") == "/dev/null"
         else:
             env = subprocess.run(["docker", "inspect", "-f", "{{json .Config.Env}}",
-                                  session._handle.name], capture_output=True, text=True,
+                                  session.sandbox.name], capture_output=True, text=True,
                                  check=True).stdout
             assert "canary" not in env.lower()
             names = {item.split("=", 1)[0] for item in json.loads(env) or []}

@@ -36,7 +36,7 @@ class Target:
 
 def _kill_own_sandbox() -> None:
     """SIGKILL the sandbox and return once it is dead (the reply must not outrun the kill)."""
-    handle = Target.session._handle
+    handle = Target.session.sandbox
     if Target.backend == "subprocess":
         pid = handle.process.pid
         os.kill(pid, signal.SIGKILL)
@@ -70,12 +70,12 @@ def kill_sandbox() -> str:
 @tool
 def pause_sandbox() -> str:
     """Freeze the container that is calling this tool."""
-    subprocess.run(["docker", "pause", Target.session._handle.name], check=True,
+    subprocess.run(["docker", "pause", Target.session.sandbox.name], check=True,
                    capture_output=True)
     return "paused"
 
 
-@tool
+@tool(blocking=True)
 def hang() -> str:
     """Never returns in time."""
     time.sleep(3)

@@ -258,7 +258,7 @@ while True:
 
 
 def _gated_tool(gate: Gate, read_only: bool = True, timeout_s: float | None = None) -> Any:
-    @tool(read_only=read_only, timeout_s=timeout_s)
+    @tool(read_only=read_only, timeout_s=timeout_s, blocking=True)
     def wait_for(i: int) -> int:
         """Hold until the test releases it."""
         gate.hold()

@@ -295,10 +295,10 @@ def test_allow_fork_needs_the_test_flag() -> None:
 def test_production_sandboxes_refuse_the_test_message() -> None:
     with Runtime(backend=SubprocessBackend(pool_size=0)) as runtime, runtime.session() as s:
         s.run("1")
-        assert s._handle is not None
-        s._handle.send({"type": "test_exec", "code": "result = 1"})
+        assert s.sandbox is not None
+        s.sandbox.send({"type": "test_exec", "code": "result = 1"})
         with pytest.raises(SandboxDied):
-            s._handle.recv(10.0)
+            s.sandbox.recv(10.0)
 
 
 # --- the host: reports, fail closed ----------------------------------------------------

@@ -49,7 +49,7 @@ class Walled:
         self.runtime = runtime
         self.session = runtime.session()
         assert self.session.run("1").value == 1  # started and configured as in production
-        handle = self.session._handle
+        handle = self.session.sandbox
         assert handle is not None
         self.handle = handle
 

@@ -22,7 +22,7 @@ def lookup(sku: str) -> int:
     """Stock level of one unit."""
     return 3
 
-@tool(timeout_s=0.05)
+@tool(timeout_s=0.05, blocking=True)
 def slow_write(n: int) -> int:
     """A write that hangs."""
     time.sleep(0.5)

@@ -40,7 +40,7 @@ def send_invoice(customer: str) -> str:
     return f"sent #{len(ACTED)}"
 
 
-@tool(idempotent="global", timeout_s=1.0)
+@tool(idempotent="global", timeout_s=1.0, blocking=True)
 def slow_charge(account: str, cents: int) -> dict[str, object]:
     """Charge an account; the first call is slow (blocks until the retry arrives)."""
     if not ACTED:

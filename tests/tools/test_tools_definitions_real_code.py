@@ -350,7 +350,7 @@ def test_inject_and_dependency_markers_remove_the_parameter():
     marked = quietly(send_email)
     assert "inbox" not in plain.parameters_schema["properties"]
     assert "inbox" not in marked.parameters_schema["properties"]
-    assert [(p.name, p.key) for p in marked.host_needs.injected] == [("inbox", "inbox")]
+    assert [(p.name, p.key) for p in marked.host_supplied.injected] == [("inbox", "inbox")]
     assert "Inbox" not in render_stub(marked) and "$defs" not in marked.parameters_schema
 
     def with_fastapi_marker(inbox: Annotated[Inbox, Security(make_inbox)], q: str) -> int:
@@ -363,8 +363,8 @@ def test_inject_and_dependency_markers_remove_the_parameter():
 
     fast = quietly(with_fastapi_marker)
     bare = quietly(with_marker_class)
-    assert [(p.name, p.key) for p in fast.host_needs.injected] == [("inbox", "inbox")]
-    assert [(p.name, p.key) for p in bare.host_needs.injected] == [("account", "account")]
+    assert [(p.name, p.key) for p in fast.host_supplied.injected] == [("inbox", "inbox")]
+    assert [(p.name, p.key) for p in bare.host_supplied.injected] == [("account", "account")]
 
 
 def test_lint_reports_environment_parameters_with_the_fix():

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolscript.tools import tool
 from toolscript.tools.fastpath import compile_fast_check
-from toolscript.tools.validation import make_jsonschema_validator
+from toolscript.tools.validation import ArgsValidator, make_jsonschema_validator
 
 
 class Unit(enum.Enum):
@@ -219,10 +219,16 @@ def test_fast_valid_implies_jsonschema_valid(index):
         assert counts["fast_true"] >= counts["total"] // 20, counts
 
 
+def _fast_check(t: Any) -> Any:
+    """The fast path a tool validates with: compiled from its parameters schema."""
+    fast = compile_fast_check(t.parameters_schema)
+    assert fast is not None, t.name
+    return fast
+
+
 def test_fast_path_accepts_common_valid_calls():
     """The fast path must actually answer the common cases (not just say 'not sure')."""
-    assert revenue._fast is not None
-    assert revenue._fast({"store_id": "ST001", "date": "2026-08-24"}) is True
+    assert _fast_check(revenue)({"store_id": "ST001", "date": "2026-08-24"}) is True
     full = {
         "items": [{"sku": "a", "qty": 2, "unit": "box"}, {"sku": "b", "qty": 1}],
         "price": 3,
@@ -240,9 +246,9 @@ def test_fast_path_accepts_common_valid_calls():
         "mixed": True,
         "num_or_list": [1, 2],
     }
-    assert order._fast is not None
-    assert order._fast(full) is True
-    assert order._fast({"items": [], "price": 1.5}) is True
+    fast = _fast_check(order)
+    assert fast(full) is True
+    assert fast({"items": [], "price": 1.5}) is True
 
 
 @pytest.mark.parametrize(
@@ -257,11 +263,11 @@ def test_fast_path_accepts_common_valid_calls():
     ],
 )
 def test_fast_path_is_not_sure_about_invalid_calls(args):
-    assert revenue._fast(args) is False
+    assert _fast_check(revenue)(args) is False
 
 
 def test_fast_path_edge_cases_fall_back():
-    fast = order._fast
+    fast = _fast_check(order)
     base = {"items": [], "price": 1}
     assert fast({**base, "count": 1.0}) is False
     assert fast({**base, "price": True}) is False
@@ -282,10 +288,13 @@ def test_valid_arguments_never_reach_jsonschema(monkeypatch):
     """The fast path answers valid calls by itself (its speed is measured in
     benchmarks/, never asserted here): jsonschema runs only for failures."""
     args = {"store_id": "ST001", "date": "2026-08-24"}
-    assert revenue._fast is not None
+    assert _fast_check(revenue)(args) is True
 
     def refuse(*a, **k):
         raise AssertionError("jsonschema was consulted for valid arguments")
 
-    monkeypatch.setattr(revenue._validator, "check", refuse)
+    for method in ("check", "problems", "is_valid"):  # every way into jsonschema
+        monkeypatch.setattr(ArgsValidator, method, refuse)
     revenue.validate(args)
+    with pytest.raises(AssertionError, match="consulted"):  # invalid ones do reach it
+        revenue.validate({"store_id": 1, "date": "2026-08-24"})

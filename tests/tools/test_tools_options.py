@@ -45,7 +45,7 @@ def test_keywords_and_options_object_build_the_same_tool() -> None:
 
     kwargs: dict[str, Any] = {
         "name": "lookup_sku", "description": "Find it.", "read_only": True,
-        "requires_approval": True, "timeout_s": 2, "allowed_callers": ["script"],
+        "requires_approval": True, "timeout_s": 2, "blocking": True, "allowed_callers": ["script"],
         "examples": [{"sku": "A"}], "inject": ["user"], "idempotent": "session",
     }
     assert set(kwargs) == option_names()
@@ -55,8 +55,9 @@ def test_keywords_and_options_object_build_the_same_tool() -> None:
     for built in (by_obj, decorated):
         assert built.options == by_kw.options
         assert built.parameters_schema == by_kw.parameters_schema
-        assert built.host_needs == by_kw.host_needs
+        assert built.host_supplied == by_kw.host_supplied
     assert by_kw.options.timeout_s == 2.0
+    assert by_kw.blocking and by_kw.options.blocking
     assert by_kw.options.allowed_callers == frozenset({"script"})
 
 
@@ -119,8 +120,8 @@ def test_resilient_keeps_every_option_and_the_host_needs() -> None:
     assert wrapped.options == original.options
     assert wrapped.parameters_schema == original.parameters_schema
     assert "user" not in wrapped.parameters_schema["properties"]
-    assert wrapped.host_needs == original.host_needs
-    assert wrapped.host_needs is not None and wrapped.host_needs.idempotency == "run"
+    assert wrapped.host_supplied == original.host_supplied
+    assert wrapped.host_supplied is not None and wrapped.host_supplied.idempotency == "run"
     assert original.func is not wrapped.func  # the original is left as it was
 
 
@@ -193,7 +194,7 @@ def test_resilient_retries_the_commit_of_a_two_phase_pair() -> None:
 
     pair = two_phase(pay, do_pay)
     commit = resilient(pair.commit, retry=NO_WAIT)
-    assert commit.host_needs == pair.commit.host_needs
+    assert commit.host_supplied == pair.commit.host_supplied
     assert commit.requires_approval
     assert commit.apply_plan({"amount": 3}) == "paid"  # type: ignore[attr-defined]
     assert len(done) == 2

@@ -369,6 +369,6 @@ def test_dependency_markers_are_injection():
 
     t = Tool(count)
     assert t.parameters_schema["properties"] == {"folder": {"type": "string", "default": "in"}}
-    assert [(p.name, p.key, p.check) for p in t.host_needs.injected] == [
+    assert [(p.name, p.key, p.check) for p in t.host_supplied.injected] == [
         ("mailbox", "inbox", Mailbox)
     ]

@@ -1,7 +1,7 @@
-"""The dispatcher's hook for tools with host needs (``Tool.host_needs``).
+"""What the host supplies to a call beyond the script's arguments (``Tool.host_supplied``).
 
 Plain tools never reach this module: :meth:`Dispatcher._prepare` calls
-:meth:`HostCalls.bind` only for tools that declare injected parameters,
+:meth:`HostSupply.bind` only for tools that declare injected parameters,
 idempotency or a two-phase role, after validation and before approval.
 ``bind`` answers with an error reply, or with a :class:`BoundCall` (what the
 dispatcher approves and executes in place of the tool) and the arguments the
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from ..results import ToolCallRecord
     from .dispatch import RunContext
 
-__all__ = ["BoundCall", "HostCalls", "PreparedPlans"]
+__all__ = ["BoundCall", "HostSupply", "PreparedPlans"]
 
 Reply = dict[str, Any]
 DEFAULT_WAIT_S = 30.0
@@ -111,7 +111,7 @@ class PreparedPlans:
 
 
 class BoundCall:
-    """One call of a tool with host needs, as the dispatcher approves and runs it.
+    """One call of a tool the host supplies values to, as the dispatcher approves and runs it.
 
     It has the attributes the dispatcher reads from a tool (``name``,
     ``read_only``, ``requires_approval``, ``timeout_s``) and an ``invoke``
@@ -137,7 +137,7 @@ class BoundCall:
         return self._run()
 
 
-class HostCalls:
+class HostSupply:
     """Injection, idempotency and two-phase plans for one runtime's dispatcher.
 
     Args:
@@ -185,7 +185,7 @@ class HostCalls:
         bound: BoundArgs,
         wait_s: float | None,
     ) -> tuple[BoundCall, dict[str, Any]] | Reply:
-        needs = tool.host_needs
+        needs = tool.host_supplied
         assert needs is not None
         injected = tool.injected_values(ctx.context)
         if needs.injected:  # the audit shows them as the approver does
@@ -256,7 +256,7 @@ class HostCalls:
 
     # --- two-phase ----------------------------------------------------------------
     def _prepare(self, ctx: RunContext, tool: Tool, full: dict[str, Any]) -> Any:
-        needs = tool.host_needs
+        needs = tool.host_supplied
         assert needs is not None and needs.partner is not None
         plan = _json_data(tool.call_bound(full))
         ttl = self.plan_ttls.get(needs.partner, DEFAULT_PLAN_TTL_S)
@@ -280,7 +280,7 @@ class HostCalls:
         plan_id = args.get("plan_id")
         plan = self.plans.get(plan_id, ctx.session_id, tool.name)
         if plan is None:
-            partner = tool.host_needs.partner if tool.host_needs else "the prepare tool"
+            partner = tool.host_supplied.partner if tool.host_supplied else "the prepare tool"
             return _error(
                 "invalid_arguments",
                 f"{tool.name}(): unknown or expired plan_id {plan_id!r}; call {partner}(...) "
