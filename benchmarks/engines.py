@@ -499,9 +499,15 @@ class ToolscriptEngine(Engine):
         if self.backend != "docker" or self.runtime is None:
             return True
         from toolscript.runtime.backends.base import SandboxSpec
+        from toolscript.runtime.backends.docker.backend import settle
 
         pool = self.runtime.backend.warm(SandboxSpec(limits=self.runtime.limits))
-        return pool is None or bool(pool.wait_ready(timeout))
+        if pool is not None and not pool.wait_ready(timeout):
+            return False
+        # And no other docker engine's container start or removal still under way: the
+        # engines run round by round, and another engine's container churn would load
+        # the CPUs during this sample.
+        return settle(timeout)
 
     def close(self) -> None:
         if self.runtime is not None:

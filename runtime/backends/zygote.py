@@ -92,6 +92,8 @@ class ForkedProcess:
         self.orphaned = False
         """Set when the zygote died: no exit status will come."""
         self._done = threading.Event()
+        self._release_lock = threading.Lock()
+        self._release_pending = False
 
     def exited(self) -> bool:
         """True once the process has ended (its pidfd is readable)."""
@@ -121,8 +123,12 @@ class ForkedProcess:
         """Wait up to ``timeout`` s for the process to end and return its exit code
         (``subprocess.TimeoutExpired`` if it runs on, like ``Popen.wait``)."""
         if not self._done.is_set():
-            with contextlib.suppress(OSError, ValueError):
-                select.select([self.pidfd], [], [], timeout)
+            if self.pidfd < 0:  # released after a kill: the status is on its way
+                if not self.orphaned:
+                    self._done.wait(timeout)
+            else:
+                with contextlib.suppress(OSError, ValueError):
+                    select.select([self.pidfd], [], [], timeout)
         code = self.poll()
         if code is None:
             raise subprocess.TimeoutExpired(f"sandbox {self.pid}", timeout)
@@ -151,12 +157,23 @@ class ForkedProcess:
         self.returncode = (os.waitstatus_to_exitcode(status) if status is not None
                            else EXIT_UNKNOWN)
         self._done.set()
+        if self._release_pending:
+            self.release()
 
     def release(self) -> None:
-        """Close the pidfd (after the process is gone)."""
-        with contextlib.suppress(OSError):
-            os.close(self.pidfd)
-        self.pidfd = -1
+        """Close the pidfd (after the process is gone). Idempotent."""
+        with self._release_lock:
+            pidfd, self.pidfd = self.pidfd, -1
+            if pidfd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(pidfd)
+
+    def release_when_ended(self) -> None:
+        """Close the pidfd once the exit status has arrived (now if it has, or if none
+        will come), without waiting for it: for a process already sent ``SIGKILL``."""
+        self._release_pending = True
+        if self._done.is_set() or self.orphaned:
+            self.release()
 
 
 class Zygote:
@@ -331,7 +348,7 @@ class Zygote:
             slot[0].set()
         for child in children:
             child.orphaned = True
-            if child.exited():
+            if child.exited() or child._release_pending:
                 child.set_status(None)
         with contextlib.suppress(OSError):
             self._control.close()

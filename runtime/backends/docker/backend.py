@@ -21,7 +21,7 @@ owner on this host is gone (:func:`remove_orphans`), and :func:`gc` removes
 stale ones on demand (``toolscript gc``). A container is never reused: a warm
 pool (:class:`~toolscript.runtime.backends.pool.WarmPool`) hands out fresh
 ones that have already said ``ready``. That is ``isolation="container"``;
-with ``isolation="process"`` (:mod:`.docker_process`) containers run the
+with ``isolation="process"`` (:mod:`.process`) containers run the
 sandbox's fork server and are shared: each session is a walled process forked
 inside one.
 
@@ -84,6 +84,7 @@ __all__ = [
     "flush_removals",
     "gc",
     "remove_orphans",
+    "settle",
 ]
 
 log = logging.getLogger(__name__)
@@ -311,6 +312,23 @@ class _Registry:
 def flush_removals(timeout: float = 60.0) -> bool:
     """Wait until the containers of closed sandboxes are removed (True if all are)."""
     return _REGISTRY.flush(timeout)
+
+
+def settle(timeout: float = 120.0) -> bool:
+    """Wait until no docker backend of this process has background work under way:
+    every warm pool full and every removal done (True if so within ``timeout``).
+
+    For measurements: a container started or removed for one backend's pool
+    loads the engine and the CPUs while another backend's session is timed.
+    """
+    deadline = time.monotonic() + timeout
+    for backend in list(_BACKENDS):
+        with backend._lock:
+            pools = list(backend._pools.values())
+        for pool in pools:
+            if not pool.wait_ready(max(deadline - time.monotonic(), 0.0)):
+                return False
+    return _REGISTRY.flush(max(deadline - time.monotonic(), 0.0))
 
 
 def _force_remove(api: docker.APIClient, container_id: str) -> None:
@@ -646,7 +664,7 @@ class DockerBackend(Backend):
     ``isolation`` says what a session gets to itself: ``"container"`` (the
     default) a container of its own, as above; ``"process"`` a process forked
     inside a warm container that up to ``sessions_per_container`` sessions
-    share (:mod:`.docker_process`): a new session costs a fork, not a
+    share (:mod:`.process`): a new session costs a fork, not a
     container start, and each is walled from the others by its own seccomp
     filter, Landlock domain and rlimits, while the container's cgroup limits
     (memory and pids scaled by ``sessions_per_container``, CPU shared) bound
@@ -738,8 +756,11 @@ class DockerBackend(Backend):
         if pool is not None:
             handle = pool.acquire(wait_s=min(timeout, POOL_WAIT_S))
             if handle is not None:
-                if spec is not None and isinstance(handle, ContainerProcessHandle):
-                    handle.spec = spec
+                if isinstance(handle, ContainerProcessHandle):
+                    if spec is not None:
+                        handle.spec = spec
+                    assert self._process is not None
+                    self._process.handed_out(handle)
                 return handle  # type: ignore[no-any-return]
         return self._start_cold(cfg, max(timeout, 1.0), spec)
 
@@ -797,6 +818,12 @@ class DockerBackend(Backend):
                 "container cannot reach it (the engine does not share this machine's "
                 "filesystem); use isolation='container'") from None
 
+    @property
+    def process_isolation(self) -> ProcessIsolation | None:
+        """The warm containers and fork servers of ``isolation="process"`` (None in
+        container-per-session mode), for diagnostics and tuning."""
+        return self._process
+
     def containers(self) -> list[ZygoteContainer]:
         """The containers of ``isolation="process"`` running now (tests and diagnostics)."""
         return self._process.containers() if self._process is not None else []
@@ -813,15 +840,25 @@ class DockerBackend(Backend):
                 return None
             pool = self._pools.get(cfg)
             if pool is None:
+                made: list[WarmPool[Any]] = []
                 pool = WarmPool(
-                    lambda: self._start_cold(cfg, self.start_timeout),
+                    lambda: self._refill(cfg, made),
                     self.pool_size,
                     name=f"docker-{len(self._pools)}",
                     # Forked sessions are cheap to keep idle: size from demand, as subprocess.
                     max_size=max(self.pool_size, 4) if self._process is not None else None,
                 )
+                made.append(pool)
                 self._pools[cfg] = pool
             return pool
+
+    def _refill(self, cfg: ContainerConfig,
+                made: list[WarmPool[Any]]) -> DockerSandbox | ContainerProcessHandle:
+        """One sandbox for the pool of ``cfg`` (``made`` holds that pool once built)."""
+        if self._process is not None and made:
+            pool = made[0]
+            self._process.wait_quiet(lambda: pool.idle > 0)
+        return self._start_cold(cfg, self.start_timeout)
 
     def shutdown(self) -> None:
         """Stop the warm pools and remove their idle containers (idempotent)."""

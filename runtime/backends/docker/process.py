@@ -3,7 +3,7 @@
 Starting a container costs hundreds of milliseconds; forking a prepared
 process costs a few. So in this mode a container is not a session's but a
 pool's: it runs the sandbox fork server (``toolscript.sandbox.zygote``) with
-its protocol socket (a ``SOCK_SEQPACKET`` one, see :mod:`.docker_socket`) as
+its protocol socket (a ``SOCK_SEQPACKET`` one, see :mod:`.socket_channel`) as
 the control socket, and each session is a process forked inside it. The
 session's protocol pipes, stderr file and the host's lifeline are created on
 the host and passed in over that socket (``SCM_RIGHTS``: one kernel, so
@@ -13,6 +13,18 @@ the same walls as any sandbox (seccomp allow-list, Landlock with signal and
 abstract-socket scoping, no_new_privs, no capabilities, rlimits) before its
 first script, inside a container that adds its own (uid 10001, no network,
 read-only root, cgroup limits).
+
+A session does not wait for any of that: the backend's warm pool forks,
+walls and starts sandboxes ahead of demand, so a new session takes one that
+has already said ``ready`` (a pool hit makes no docker API call and no
+request to the fork server). Each serves one session and is never reused.
+Refilling the pool costs a fork and the walls of a new child, a few
+milliseconds of CPU; a refill therefore waits, while the pool still holds a
+spare sandbox, until the sessions just handed out have answered their first
+script (at most :data:`REFILL_HOLD_S`), so it does not compete with them.
+Closing a session sends ``SIGKILL`` to its sandbox's process group and does
+not wait for the exit; the host's descriptors of it close at once, its pidfd
+when the fork server reports the exit.
 
 What the sessions of one container share: the container's cgroup limits
 (memory, pids, CPU), which are therefore sized for ``sessions_per_container``
@@ -25,14 +37,18 @@ and its rlimits bound its own memory and CPU.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import socket
 import struct
 import tempfile
 import threading
+import time
 import uuid
 import weakref
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,14 +56,14 @@ from toolscript.errors import SandboxStartError
 
 from ..base import SandboxSpec
 from ..subprocess import ProcessHandle, wait_ready
-from ..zygote import Zygote, ZygoteDied
+from ..zygote import ForkedProcess, Zygote, ZygoteDied
 from .socket_channel import NO_SOCKET_EXIT, SocketChannel, SocketUnavailable
 
 if TYPE_CHECKING:
     import docker
 
 ContainerConfig = Any
-"""A :class:`~.docker.ContainerConfig` (named loosely: :mod:`.docker` imports this module)."""
+"""A :class:`~.backend.ContainerConfig` (named loosely: :mod:`.backend` imports this module)."""
 
 
 class Registry(Protocol):
@@ -59,7 +75,7 @@ class Registry(Protocol):
     def remove_soon(self, container_id: str) -> None:
         """Remove it on the reaper thread."""
 
-__all__ = ["ContainerProcessHandle", "ProcessIsolation", "ZygoteContainer"]
+__all__ = ["REFILL_HOLD_S", "ContainerProcessHandle", "ProcessIsolation", "ZygoteContainer"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +83,9 @@ _LOGS_TAIL = 100
 _UCRED = struct.Struct("3i")
 _ZYGOTE_MEMORY = 128 * 1024 * 1024
 _ZYGOTE_PIDS = 8
+
+REFILL_HOLD_S = 0.02
+"""Longest a pool refill waits for the sessions just handed out to answer their first run."""
 
 
 class ZygoteContainer:
@@ -211,11 +230,66 @@ class ContainerProcessHandle(ProcessHandle):
         self.container = container
         self.config = container.config
         self._released = False
+        self._closed = False
         self._on_release: Any = None
+        self._on_settled: Any = None
+        """Called once when the session's first run has answered (or it ended)."""
+
+    def recv(self, timeout: float | None) -> dict[str, Any]:
+        """Receive one message (see :class:`ProcessHandle`); the first ``result``
+        settles the session (see :meth:`ProcessIsolation.wait_quiet`)."""
+        message = super().recv(timeout)
+        if self._on_settled is not None and message.get("type") == "result":
+            self._settle()
+        return message
+
+    def _settle(self) -> None:
+        callback, self._on_settled = self._on_settled, None
+        if callback is not None:
+            callback()
 
     def kill(self) -> None:
-        """Kill the sandbox process and its group; its container stays for other sessions."""
-        super().kill()
+        """Kill the sandbox process and its group and wait for it to end; its container
+        stays for other sessions."""
+        if not self._closed:
+            super().kill()
+        self._release()
+
+    def close(self) -> None:
+        """End the session's sandbox without waiting for it to exit.
+
+        ``SIGKILL`` goes to its process group and (by pidfd) to the process itself,
+        which cannot survive it; its pipes and stderr file are closed at once, and
+        the pidfd when the fork server reports the exit. The caller does not wait
+        for the process to end and be reaped (milliseconds on a busy machine):
+        nobody asks a closed session why its sandbox ended.
+        """
+        if self._closed or self._group_killed or not isinstance(self.process, ForkedProcess):
+            self.kill()
+            return
+        self._closed = True
+        process = self.process
+        if not process.exited():
+            self._killed = True
+        self._group_killed = True
+        process.signal_group(signal.SIGKILL)
+        for fd in self._fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds = ()
+        self._in = self._out = -1
+        with contextlib.suppress(OSError):
+            self._errfile.close()
+        process.release_when_ended()
+        self._release()
+
+    def is_alive(self) -> bool:
+        """False once closed (the process is ending); else whether it runs."""
+        return not self._closed and super().is_alive()
+
+    def _release(self) -> None:
+        """Free its place in the container (once)."""
+        self._settle()
         if not self._released:
             self._released = True
             if self._on_release is not None:
@@ -246,6 +320,40 @@ class ProcessIsolation:
         self._lock = threading.Lock()
         self._starting = threading.Lock()  # one container start at a time
         self._closed = False
+        self._settling = 0
+        self._quiet = threading.Condition()
+
+    def handed_out(self, handle: ContainerProcessHandle) -> None:
+        """A session took ``handle``: until its first run answers, forking another
+        sandbox would compete with it for the CPUs (see :meth:`wait_quiet`)."""
+        if handle._on_settled is not None:
+            return
+        with self._quiet:
+            self._settling += 1
+            self._quiet.notify_all()
+        handle._on_settled = self._settled
+
+    def _settled(self) -> None:
+        with self._quiet:
+            self._settling -= 1
+            self._quiet.notify_all()
+
+    def wait_quiet(self, spare: Callable[[], bool], cap_s: float = REFILL_HOLD_S) -> None:
+        """Hold a pool refill while a session handed out is before its first answer and
+        ``spare()`` (the pool still has a sandbox for the next caller), at most ``cap_s``.
+
+        A fork and its walls take a few milliseconds of CPU; on a small machine a
+        refill that starts the moment a session takes its sandbox slows that
+        session's first script. Held this way, it runs once the script has answered,
+        or at once when the pool has nothing left to hand out.
+        """
+        deadline = time.monotonic() + cap_s
+        with self._quiet:
+            while self._settling > 0 and not self._closed and spare():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                self._quiet.wait(remaining)
 
     def start(self, cfg: ContainerConfig, spec: SandboxSpec) -> ContainerProcessHandle:
         """A forked sandbox for ``spec`` in a container of ``cfg`` (started if none has room)."""
@@ -279,6 +387,8 @@ class ProcessIsolation:
             self._closed = True
             containers = [c for group in self._containers.values() for c in group]
             self._containers.clear()
+        with self._quiet:
+            self._quiet.notify_all()
         for container in containers:
             _retire(container)
 
