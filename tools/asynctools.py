@@ -16,8 +16,12 @@ may use the loop's resources (an ``aiohttp`` session, an async database
 pool). With several loops hosting runs at once from different threads, a
 call that cannot tell which one it belongs to (it runs on a worker thread)
 uses the private loop instead. Without a host loop — sync use — coroutines
-run on one private loop on a daemon thread, shared by every async tool of
-the process (so loop-bound state survives between calls).
+run on one private loop on a daemon thread (:func:`fallback_loop`), shared by
+every async tool of the process (so loop-bound state survives between calls).
+
+Code whose coroutines must run on one given loop (a connection that lives on
+the loop it was opened on, like the MCP tool source's) passes that loop to
+:func:`run_coroutine`; a call that would block that very loop is refused.
 """
 
 from __future__ import annotations
@@ -27,10 +31,19 @@ import contextvars
 import functools
 import threading
 from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["blocking", "host_loop", "hosting", "offload", "run_coroutine"]
+__all__ = [
+    "blocking",
+    "fallback_loop",
+    "host_loop",
+    "hosting",
+    "offload",
+    "run_coroutine",
+    "running_loop",
+]
 
 _CURRENT: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
     "toolscript_host_loop", default=None
@@ -78,7 +91,9 @@ def host_loop() -> asyncio.AbstractEventLoop | None:
     return loops[0] if len(loops) == 1 else None
 
 
-def _private_loop() -> asyncio.AbstractEventLoop:
+def fallback_loop() -> asyncio.AbstractEventLoop:
+    """The private loop on a daemon thread where coroutines run when there is no host
+    loop: one per process, started on first use, running until the process exits."""
     global _private
     with _lock:
         if _private is None or not _private.thread.is_alive():
@@ -86,16 +101,51 @@ def _private_loop() -> asyncio.AbstractEventLoop:
         return _private.loop
 
 
-def run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run ``coro`` on the host loop (or the private one) and wait for its result."""
-    loop = host_loop()
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop running in this thread, if any."""
     try:
-        running = asyncio.get_running_loop()
+        return asyncio.get_running_loop()
     except RuntimeError:
-        running = None
-    if loop is None or loop is running:  # never block the loop the coroutine needs
-        loop = _private_loop()
-    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+        return None
+
+
+def run_coroutine(
+    coro: Coroutine[Any, Any, Any],
+    *,
+    loop: asyncio.AbstractEventLoop | None = None,
+    timeout: float | None = None,
+) -> Any:
+    """Run ``coro`` on ``loop`` (default: the host loop, else :func:`fallback_loop`)
+    and wait for its result.
+
+    Raises:
+        RuntimeError: ``loop`` is the loop running in this thread (waiting would
+            block the loop the coroutine needs) or is not running.
+        TimeoutError: no result within ``timeout`` seconds (the coroutine is cancelled).
+    """
+    running = running_loop()
+    if loop is None:
+        loop = host_loop()
+        if loop is None or loop is running:  # never block the loop the coroutine needs
+            loop = fallback_loop()
+    elif loop is running:
+        coro.close()
+        raise RuntimeError(
+            "this thread runs the event loop the coroutine needs, so waiting here would "
+            "block it: from async code, await runtime.run_async(...) or "
+            "session.run_async(...) instead of calling run(...)"
+        )
+    elif not loop.is_running():
+        coro.close()
+        raise RuntimeError("the event loop the coroutine needs is not running")
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
+    try:
+        return future.result(timeout)
+    except TimeoutError:
+        if future.done():  # the coroutine's own TimeoutError, or it just finished
+            return future.result()
+        future.cancel()
+        raise TimeoutError(f"no answer within {timeout:g} s") from None
 
 
 def blocking(func: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any]:
@@ -108,8 +158,28 @@ def blocking(func: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any
     return call
 
 
+OFFLOAD_THREADS = 256
+"""Blocking runs awaited at once (:func:`offload`). A run holds its thread
+until it ends, so the loop's default executor (``min(32, CPUs + 4)`` threads)
+would cap concurrent ``run_async`` calls, an MCP server's scripts included, at
+a handful on a small machine; threads are started only as runs need them."""
+
+_offload_pool: ThreadPoolExecutor | None = None
+
+
+def _offload_executor() -> ThreadPoolExecutor:
+    global _offload_pool
+    with _lock:
+        if _offload_pool is None:
+            _offload_pool = ThreadPoolExecutor(OFFLOAD_THREADS,
+                                               thread_name_prefix="toolscript-offload")
+        return _offload_pool
+
+
 async def offload(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Await the blocking ``func(*args, **kwargs)`` run in a worker thread, while the
-    running loop hosts the async tools it calls."""
+    """Await the blocking ``func(*args, **kwargs)`` run in a worker thread (with the
+    caller's context variables), while the running loop hosts the async tools it
+    calls."""
     with hosting():
-        return await asyncio.to_thread(func, *args, **kwargs)
+        call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(_offload_executor(), call)

@@ -252,3 +252,39 @@ def _without_ids(bodies: list[dict[str, Any]]) -> str:
     import re
 
     return re.sub(r"(call|toolu|fc|msg|resp)[_-][0-9a-z]+", "ID", str(bodies))
+
+
+GATHER = 12
+BARRIERS: list[asyncio.Barrier] = []
+
+
+@tool(read_only=True)
+async def gather_at(n: int) -> int:
+    """Return once ``GATHER`` runs are in flight at once.
+
+    Args:
+        n: echoed back.
+    """
+    async with asyncio.timeout(60):  # a failing test fails instead of hanging
+        await BARRIERS[-1].wait()
+    return n
+
+
+def test_many_async_runs_are_in_flight_at_once():
+    """Each ``run_async`` holds a thread while its script runs: twelve runs (more
+    than the loop's default executor would run at once on a small machine) meet
+    at one barrier in their tools, so none waits for another to finish."""
+    runtime = make_runtime("inprocess", tools=[gather_at])
+
+    async def main() -> list[Any]:
+        BARRIERS.append(asyncio.Barrier(GATHER))
+        sessions = [runtime.session() for _ in range(GATHER)]
+        try:
+            return await asyncio.gather(*(s.run_async(f"gather_at({i})")
+                                          for i, s in enumerate(sessions)))
+        finally:
+            for s in sessions:
+                s.close()
+
+    results = asyncio.run(main())
+    assert [r.value for r in results] == list(range(GATHER)), [r.error for r in results]

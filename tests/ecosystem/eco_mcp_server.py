@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import sys
 from typing import Annotated, Any
@@ -12,6 +13,7 @@ from pydantic import Field
 
 server = MCPServer("Weather-Server", log_level="CRITICAL")
 CALLS: list[str] = []
+_MEETING: list[asyncio.Barrier] = []
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -90,6 +92,17 @@ def auth_header(ctx: Context) -> str:
     """The Authorization header of this request ("" on stdio)."""
     headers = ctx.headers or {}
     return str(headers.get("authorization", ""))
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def meet(n: int) -> int:
+    """Return n once two calls are in flight at once (they must run together)."""
+    CALLS.append("meet")
+    if not _MEETING:
+        _MEETING.append(asyncio.Barrier(2))
+    async with asyncio.timeout(60):  # a bound, so that a failing test fails instead of hanging
+        await _MEETING[0].wait()
+    return n
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ def test_tools_are_namespaced_with_schemas_and_hints(stdio_source):
         "weather_server_bank_transfer",
         "weather_server_purge",
         "weather_server_unmarked",
+        "weather_server_meet",
     }
     forecast = tools["weather_server_forecast"]
     assert forecast.read_only and not forecast.requires_approval

@@ -16,6 +16,11 @@ protocol, whose HTTP transport has sessions). Each result names its
 reaped and their number is capped. Over HTTP, serve with
 :func:`~.http_gate.http_app` / :func:`~.http_gate.serve_http` (bearer token,
 cleanup when a client ends its transport session).
+
+The handlers are coroutines: a script runs through ``session.run_async`` in a
+worker thread, so the server's event loop keeps serving other requests (and
+runs the runtime's ``async def`` tools) while scripts run; opening and closing
+sessions (starting and stopping sandboxes) happens in worker threads too.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Annotated, Any
 
+import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -148,18 +155,30 @@ def build_server(
         error = {"type": refusal.type, "message": refusal.message}
         return reply({"ok": False, "error": error, "session_id": None}, True)
 
-    def run_script(code: Code, ctx: Context, session_id: SessionId = None) -> CallToolResult:
-        lease = sessions.acquire(session_id, client_key(ctx, single_client))
-        if isinstance(lease, Refusal):
-            return refused(lease)
+    async def run_leased(lease: Lease, code: str) -> CallToolResult:
         try:
-            result = lease.session.run(code)
+            result = await lease.session.run_async(code)
         finally:
-            sessions.release(lease)
+            await anyio.to_thread.run_sync(sessions.release, lease)
         return reply(result_payload(result, lease), not result.ok)
 
-    def reset_session(ctx: Context, session_id: SessionId = None) -> CallToolResult:
-        closed = sessions.reset(session_id, client_key(ctx, single_client))
+    async def run_script(
+        code: Code, ctx: Context, session_id: SessionId = None
+    ) -> CallToolResult:
+        key = client_key(ctx, single_client)
+        # Shielded: a cancelled request still waits for its script (which runs on)
+        # before giving its session back.
+        with anyio.CancelScope(shield=True):
+            lease = await anyio.to_thread.run_sync(sessions.acquire, session_id, key)
+            if isinstance(lease, Refusal):
+                outcome = refused(lease)
+            else:
+                outcome = await run_leased(lease, code)
+        return outcome
+
+    async def reset_session(ctx: Context, session_id: SessionId = None) -> CallToolResult:
+        key = client_key(ctx, single_client)
+        closed = await anyio.to_thread.run_sync(sessions.reset, session_id, key)
         return reply({"ok": closed, "session_id": session_id}, not closed)
 
     server.add_tool(

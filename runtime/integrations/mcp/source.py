@@ -14,6 +14,21 @@ then to the server over the open connection::
         with Runtime(tools=source.tools()) as rt:
             rt.run("weather_forecast(city='Paris')")
 
+From async code, ``async with source`` (or ``await source.aconnect()``) opens
+the connection on the running loop, and the calls of ``await
+runtime.run_async(...)`` / ``await agent.run_async(...)`` run there while the
+script runs in a worker thread::
+
+    async with MCPToolSource.stdio("python", ["weather_server.py"]) as source:
+        rt = Runtime(tools=source.tools())
+        result = await rt.run_async("weather_forecast(city='Paris')")
+
+Sync use (``with source``, ``connect()``, ``tools()`` before any connection)
+opens it on the fallback loop every async tool shares when there is no host
+loop (:func:`~toolscript.tools.asynctools.fallback_loop`). Either way the
+connection lives on one loop (:mod:`.connection`): calls from other threads
+and loops are dispatched to it.
+
 Results: structured content when the server sends it (a lone ``{"result": x}``
 wrapper is unwrapped to ``x``), else the text of a single text block, else a
 list of content blocks as dicts. A single text block holding a JSON object
@@ -26,11 +41,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from typing import Any
 
-from toolscript.runtime.integrations.mcp._loop import LoopThread
+from toolscript.runtime.integrations.mcp.connection import MCPConnection
 from toolscript.tools import Tool, check_tool_name
 from toolscript.tools.schematool import SchemaTool, python_identifier
 
@@ -39,6 +55,9 @@ from toolscript.errors import ConfigurationError, ToolDefinitionError
 __all__ = ["MCPToolError", "MCPToolSource"]
 
 Selector = bool | Iterable[str] | Callable[[Any], bool] | None
+
+_CALL_TIMEOUT_S = 300.0
+"""How long a call waits for the server when the source has no ``timeout_s``."""
 
 
 class MCPToolError(Exception):
@@ -153,10 +172,8 @@ class MCPToolSource:
         self._timeout_s = timeout_s
         self._connect_timeout_s = connect_timeout_s
         self._mode = mode
-        self._loop: LoopThread | None = None
-        self._client: Any = None
-        self._closing: asyncio.Event | None = None
-        self._holder: asyncio.Task[None] | None = None
+        self._lock = threading.Lock()
+        self._connection: MCPConnection | None = None
         self._listing: list[Any] = []
         self._tools: list[Tool] | None = None
         self.server_name = ""
@@ -195,84 +212,107 @@ class MCPToolSource:
         return cls(url, **options)
 
     # --- lifecycle ---------------------------------------------------------------
+    def _current(self) -> MCPConnection:
+        """The connection to open or use: a new one when none is open or it was lost."""
+        with self._lock:
+            lost = self._connection if self._connection and self._connection.lost else None
+            if self._connection is None or lost is not None:
+                self._connection = MCPConnection(self._server, mode=self._mode, label=self._label())
+            connection = self._connection
+        if lost is not None:
+            lost.close()
+        return connection
+
+    def _opened(self, connection: MCPConnection) -> None:
+        self.server_name = connection.server_name
+        self._listing = connection.listing
+
+    def _failed(self, connection: MCPConnection, exc: BaseException) -> ConfigurationError:
+        with self._lock:
+            if self._connection is connection:
+                self._connection = None
+        return ConfigurationError(
+            f"cannot connect to the MCP server {self._label()}: {type(exc).__name__}: {exc}"
+        )
+
     def connect(self) -> MCPToolSource:
-        """Open the connection and list the tools (idempotent).
+        """Open the connection and list the tools (idempotent). From sync code it
+        opens on the shared fallback loop; a source already opened with
+        :meth:`aconnect` stays on its loop.
 
         Raises:
             ConfigurationError: the server could not be reached or listed.
         """
-        if self._loop is not None:
-            return self
-        self._loop = LoopThread()
+        connection = self._current()
+        if connection.opening_here():
+            raise RuntimeError(
+                f"the MCP server {self._label()} is being connected on this thread's "
+                "event loop: await source.aconnect() first"
+            )
         try:
-            self._loop.call(self._start(), timeout=self._connect_timeout_s)
+            connection.open(self._connect_timeout_s)
         except BaseException as exc:
-            self.close()
-            raise ConfigurationError(
-                f"cannot connect to the MCP server {self._label()}: {type(exc).__name__}: {exc}"
-            ) from exc
+            connection.close()
+            failure = self._failed(connection, exc)
+            if not isinstance(exc, Exception):
+                raise
+            raise failure from exc
+        self._opened(connection)
         return self
 
-    async def _start(self) -> None:
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._closing = asyncio.Event()
-        self._holder = asyncio.create_task(self._hold(ready))
-        await ready
+    async def aconnect(self) -> MCPToolSource:
+        """Open the connection on the running event loop and list the tools
+        (idempotent): the tools' calls run on this loop.
 
-    async def _hold(self, ready: asyncio.Future[None]) -> None:
-        """Keep the connection open in one task (the SDK's scopes need that)."""
-        from mcp import Client
-
-        assert self._closing is not None
+        Raises:
+            ConfigurationError: the server could not be reached or listed.
+        """
+        connection = self._current()
         try:
-            async with Client(self._server, mode=self._mode) as client:
-                self._client = client
-                info = client.server_info
-                self.server_name = info.name if info is not None else ""
-                self._listing = await self._list_tools(client)
-                ready.set_result(None)
-                await self._closing.wait()
+            await connection.aopen(self._connect_timeout_s)
         except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-            if isinstance(exc, asyncio.CancelledError):
+            await connection.aclose()
+            failure = self._failed(connection, exc)
+            if not isinstance(exc, Exception):  # cancelled: stay cancelled
                 raise
-        finally:
-            self._client = None
+            raise failure from exc
+        self._opened(connection)
+        return self
 
-    @staticmethod
-    async def _list_tools(client: Any) -> list[Any]:
-        tools: list[Any] = []
-        cursor = None
-        for _ in range(1000):
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        return tools
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the connection lives on (None when not connected)."""
+        connection = self._connection
+        return connection.loop if connection is not None else None
 
     def close(self) -> None:
-        """Close the connection (stops a stdio server). Idempotent."""
-        loop, self._loop = self._loop, None
-        if loop is None:
-            return
-        if self._holder is not None and self._closing is not None:
-            closing, holder = self._closing, self._holder
+        """Close the connection (stops a stdio server) and wait for it, unless called
+        on the loop the connection lives on: then it only starts the closing
+        (``await aclose()`` waits). Idempotent; :meth:`connect` opens a new one."""
+        with self._lock:
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
 
-            async def finish() -> None:
-                closing.set()
-                await asyncio.wait({holder}, timeout=10)
-
-            with suppress(Exception):
-                loop.call(finish(), timeout=15)
-        loop.stop()
+    async def aclose(self) -> None:
+        """Close the connection (stops a stdio server) and wait for it, from any loop.
+        Idempotent."""
+        with self._lock:
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            await connection.aclose()
 
     def __enter__(self) -> MCPToolSource:
         return self.connect()
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> MCPToolSource:
+        return await self.aconnect()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     def _label(self) -> str:
         server = self._server
@@ -297,6 +337,14 @@ class MCPToolSource:
             SchemaError: a tool's input schema is not a valid JSON Schema.
         """
         self.connect()
+        return self._build_tools()
+
+    async def atools(self) -> list[Tool]:
+        """:meth:`tools` for async code: connects on the running loop if needed."""
+        await self.aconnect()
+        return self._build_tools()
+
+    def _build_tools(self) -> list[Tool]:
         if self._tools is None:
             self._tools = [
                 self._make_tool(t)
@@ -334,17 +382,37 @@ class MCPToolSource:
             read_only=read_only,
             requires_approval=_selected(self._requires_approval, remote, not read_only),
             timeout_s=self._timeout_s,
+            blocking=True,  # a request to another process: a hung server must not end the run
         )
 
+    def _connected(self) -> MCPConnection:
+        connection = self._connection
+        if connection is None:
+            raise ConnectionError(f"the MCP server {self._label()} is not connected")
+        return connection
+
     def call(self, name: str, args: Mapping[str, Any], unwrap: bool = False) -> Any:
-        """Call the MCP tool ``name`` (its server-side name) and convert the result.
+        """Call the MCP tool ``name`` (its server-side name) and convert the result,
+        from sync code: the request runs on the connection's loop.
 
         Raises:
             MCPToolError: the server flagged the result as an error.
             ConnectionError: the source is closed or the connection was lost.
+            RuntimeError: called on the thread running the connection's loop
+                (from async code, use ``run_async`` or :meth:`acall`).
+            TimeoutError: no answer within ``timeout_s`` (default 300 s).
         """
-        loop, client = self._loop, self._client
-        if loop is None or client is None:
-            raise ConnectionError(f"the MCP server {self._label()} is not connected")
-        result = loop.call(client.call_tool(name, dict(args)), timeout=self._timeout_s or 300.0)
+        result = self._connected().call(name, dict(args), self._timeout_s or _CALL_TIMEOUT_S)
+        return convert_result(result, unwrap)
+
+    async def acall(self, name: str, args: Mapping[str, Any], unwrap: bool = False) -> Any:
+        """:meth:`call` for async code, from any loop.
+
+        Raises:
+            MCPToolError: the server flagged the result as an error.
+            ConnectionError: the source is closed or the connection was lost.
+            TimeoutError: no answer within ``timeout_s`` (default 300 s).
+        """
+        connection = self._connected()
+        result = await connection.acall(name, dict(args), self._timeout_s or _CALL_TIMEOUT_S)
         return convert_result(result, unwrap)
