@@ -155,9 +155,13 @@ def build_trust(code_runners: Iterable[str] = ()) -> Trust:
 def preload() -> None:
     """Import everything a script can make the sandbox import, while imports work.
 
-    Idempotent; call it before the OS walls go up (they may take away reading
+    Idempotent, and a no-op once done in this process or the fork server it
+    came from; call it before the OS walls go up (they may take away reading
     the Python installation); :func:`.audithook.install_audit_hook` calls it again.
     """
+    global _preloaded
+    if _preloaded:
+        return
     from . import modules, zonedata
 
     names = [*modules.DEFAULT_MODULES, *modules.OPTIONAL_MODULES,
@@ -170,3 +174,7 @@ def preload() -> None:
             continue
     modules.private_copy_codes()
     zonedata.preload()  # the zoneinfo facade reads no file once the hook stands
+    _preloaded = True
+
+
+_preloaded = False
