@@ -14,23 +14,19 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
 from typing import Any, ClassVar
 
 from .base import (
+    CreateEndpointProvider,
     Message,
     ModelTurn,
     Request,
-    SDKProvider,
     StreamAssembler,
     ToolCall,
     ToolOutcome,
     ToolSpec,
     Usage,
-    call_sdk,
     normalize_tool_choice,
-    raw_json,
-    sdk_kwargs,
 )
 from .errors import ModelResponseError
 from .retry import RetryPolicy
@@ -49,7 +45,7 @@ INPUT_EXAMPLES_BETA = "advanced-tool-use-2025-11-20"
 DEFAULT_MAX_TOKENS = 4096
 
 
-class AnthropicProvider(SDKProvider):
+class AnthropicProvider(CreateEndpointProvider):
     """The Messages API over an ``anthropic.Anthropic`` client."""
 
     name = "anthropic"
@@ -174,27 +170,11 @@ class AnthropicProvider(SDKProvider):
 
         return anthropic_async_client(self.client)
 
-    def _send(self, body: dict[str, Any]) -> dict[str, Any]:
-        return call_sdk(self.client.messages.with_raw_response.create, body)
-
-    async def _send_async(self, body: dict[str, Any]) -> dict[str, Any]:
-        method = self.async_client.messages.with_raw_response.create
-        raw = await method(**sdk_kwargs(method, body))
-        return raw_json(raw.http_response.content)
+    def _endpoint(self, client: Any) -> Any:
+        return client.messages
 
     def _assembler(self) -> StreamAssembler:
         return AnthropicStreamAssembler()
-
-    def _open_stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        method = self.client.messages.create
-        stream = method(**sdk_kwargs(method, {**body, "stream": True}))
-        return (event.to_dict() for event in stream)
-
-    async def _open_stream_async(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-        method = self.async_client.messages.create
-        stream = await method(**sdk_kwargs(method, {**body, "stream": True}))
-        async for event in stream:
-            yield event.to_dict()
 
 
 class AnthropicStreamAssembler(StreamAssembler):

@@ -25,6 +25,7 @@ from .errors import ModelResponseError
 from .retry import RetryPolicy, call_with_retry, call_with_retry_async
 
 __all__ = [
+    "CreateEndpointProvider",
     "Message",
     "ModelTurn",
     "Provider",
@@ -433,6 +434,41 @@ class SDKProvider(Provider):
     async def _send_async(self, body: dict[str, Any]) -> dict[str, Any]:
         """One HTTP request through the async SDK client; returns the response JSON."""
         raise NotImplementedError(f"{self.name}: no async transport")
+
+
+class CreateEndpointProvider(SDKProvider):
+    """A dialect whose SDK answers through one resource's ``create`` method (OpenAI
+    chat completions and responses, Anthropic messages): whole answers through its
+    ``with_raw_response`` (the raw JSON, parsed here), streams through ``create``
+    with ``stream=True``. Subclasses name the resource (:meth:`_endpoint`) and may
+    add stream options (:meth:`_stream_body`)."""
+
+    @abstractmethod
+    def _endpoint(self, client: Any) -> Any:
+        """The SDK resource with the ``create`` method, e.g. ``client.messages``."""
+
+    def _stream_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The request body of a stream."""
+        return {**body, "stream": True}
+
+    def _send(self, body: dict[str, Any]) -> dict[str, Any]:
+        return call_sdk(self._endpoint(self.client).with_raw_response.create, body)
+
+    async def _send_async(self, body: dict[str, Any]) -> dict[str, Any]:
+        method = self._endpoint(self.async_client).with_raw_response.create
+        raw = await method(**sdk_kwargs(method, body))
+        return raw_json(raw.http_response.content)
+
+    def _open_stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        method = self._endpoint(self.client).create
+        stream = method(**sdk_kwargs(method, self._stream_body(body)))
+        return (event.to_dict() for event in stream)
+
+    async def _open_stream_async(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        method = self._endpoint(self.async_client).create
+        stream = await method(**sdk_kwargs(method, self._stream_body(body)))
+        async for event in stream:
+            yield event.to_dict()
 
 
 class StreamAssembler(ABC):

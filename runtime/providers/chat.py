@@ -11,23 +11,19 @@ the last chunk) are reassembled into the same message.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from .base import (
+    CreateEndpointProvider,
     Message,
     ModelTurn,
     Request,
-    SDKProvider,
     StreamAssembler,
     ToolCall,
     ToolOutcome,
     ToolSpec,
     Usage,
-    call_sdk,
     normalize_tool_choice,
-    raw_json,
-    sdk_kwargs,
 )
 from .errors import ModelResponseError
 from .profiles import Profile
@@ -39,7 +35,7 @@ __all__ = ["ChatCompletionsProvider"]
 log = logging.getLogger("toolscript.agent")
 
 
-class ChatCompletionsProvider(SDKProvider):
+class ChatCompletionsProvider(CreateEndpointProvider):
     """Chat Completions over an ``openai.OpenAI`` client, with a profile's quirks."""
 
     def __init__(
@@ -188,27 +184,14 @@ class ChatCompletionsProvider(SDKProvider):
 
         return openai_async_client(self.client)
 
-    def _send(self, body: dict[str, Any]) -> dict[str, Any]:
-        return call_sdk(self.client.chat.completions.with_raw_response.create, body)
-
-    async def _send_async(self, body: dict[str, Any]) -> dict[str, Any]:
-        method = self.async_client.chat.completions.with_raw_response.create
-        raw = await method(**sdk_kwargs(method, body))
-        return raw_json(raw.http_response.content)
+    def _endpoint(self, client: Any) -> Any:
+        return client.chat.completions
 
     def _assembler(self) -> StreamAssembler:
         return ChatStreamAssembler()
 
-    def _open_stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        method = self.client.chat.completions.create
-        stream = method(**sdk_kwargs(method, _streaming(body)))
-        return (chunk.to_dict() for chunk in stream)
-
-    async def _open_stream_async(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-        method = self.async_client.chat.completions.create
-        stream = await method(**sdk_kwargs(method, _streaming(body)))
-        async for chunk in stream:
-            yield chunk.to_dict()
+    def _stream_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        return _streaming(body)
 
 
 def _streaming(body: dict[str, Any]) -> dict[str, Any]:

@@ -14,23 +14,19 @@ turn from the final ``response.completed`` event.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from .base import (
+    CreateEndpointProvider,
     Message,
     ModelTurn,
     Request,
-    SDKProvider,
     StreamAssembler,
     ToolCall,
     ToolOutcome,
     ToolSpec,
     Usage,
-    call_sdk,
     normalize_tool_choice,
-    raw_json,
-    sdk_kwargs,
 )
 from .errors import ModelResponseError
 from .schema import StrictSchemaUnsupported, strict_schema
@@ -40,7 +36,7 @@ __all__ = ["ResponsesProvider"]
 log = logging.getLogger("toolscript.agent")
 
 
-class ResponsesProvider(SDKProvider):
+class ResponsesProvider(CreateEndpointProvider):
     """The Responses API over an ``openai.OpenAI`` client."""
 
     name = "openai-responses"
@@ -140,27 +136,11 @@ class ResponsesProvider(SDKProvider):
 
         return openai_async_client(self.client)
 
-    def _send(self, body: dict[str, Any]) -> dict[str, Any]:
-        return call_sdk(self.client.responses.with_raw_response.create, body)
-
-    async def _send_async(self, body: dict[str, Any]) -> dict[str, Any]:
-        method = self.async_client.responses.with_raw_response.create
-        raw = await method(**sdk_kwargs(method, body))
-        return raw_json(raw.http_response.content)
+    def _endpoint(self, client: Any) -> Any:
+        return client.responses
 
     def _assembler(self) -> StreamAssembler:
         return ResponsesStreamAssembler()
-
-    def _open_stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        method = self.client.responses.create
-        stream = method(**sdk_kwargs(method, {**body, "stream": True}))
-        return (event.to_dict() for event in stream)
-
-    async def _open_stream_async(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-        method = self.async_client.responses.create
-        stream = await method(**sdk_kwargs(method, {**body, "stream": True}))
-        async for event in stream:
-            yield event.to_dict()
 
 
 _FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
