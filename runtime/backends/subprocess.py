@@ -27,7 +27,6 @@ import select
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import weakref
@@ -381,19 +380,8 @@ class SubprocessBackend(Backend):
             return current
 
     def _fork_from(self, zygote: Zygote, spec: SandboxSpec) -> ProcessHandle:
-        errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - owned by the handle
-        to_child, to_host = os.pipe(), os.pipe()
-        try:
-            process = zygote.spawn(to_child[0], to_host[1], errfile.fileno(),
-                                   spec.startup_timeout_s)
-        except BaseException:
-            for fd in (*to_child, *to_host):
-                os.close(fd)
-            errfile.close()
-            raise
-        os.close(to_child[0])
-        os.close(to_host[1])
-        handle = ProcessHandle(process, spec, errfile, fds=(to_child[1], to_host[0]))
+        process, errfile, fds = zygote.spawn_session(spec.startup_timeout_s)
+        handle = ProcessHandle(process, spec, errfile, fds=fds)
         ready = wait_ready(handle, spec.startup_timeout_s)
         self._last_walls = ready.get("walls")
         return handle

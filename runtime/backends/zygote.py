@@ -28,12 +28,13 @@ import socket
 import subprocess
 import tempfile
 import threading
-from typing import Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 from toolscript.errors import SandboxStartError
 
 __all__ = [
-    "EXIT_UNKNOWN", "ForkedProcess", "Zygote", "ZygoteDied", "ZygoteProcess", "pid_of_pidfd",
+    "EXIT_UNKNOWN", "ForkedProcess", "SpawnedSession", "Zygote", "ZygoteDied", "ZygoteProcess",
+    "pid_of_pidfd",
 ]
 
 EXIT_UNKNOWN = -(1 << 16)
@@ -176,6 +177,15 @@ class ForkedProcess:
             self.release()
 
 
+class SpawnedSession(NamedTuple):
+    """A sandbox just forked by :meth:`Zygote.spawn_session`: its process, its stderr
+    file and the host's ends of its protocol pipes (write to it, read from it)."""
+
+    process: ForkedProcess
+    errfile: IO[bytes]
+    fds: tuple[int, int]
+
+
 class Zygote:
     """One fork server process and the reader thread that listens to it."""
 
@@ -257,6 +267,26 @@ class Zygote:
         if answer is None:
             raise ZygoteDied("the sandbox fork server died during the request")
         raise SandboxStartError(f"cannot start the sandbox: {answer}")
+
+    def spawn_session(self, timeout: float) -> SpawnedSession:
+        """Fork one sandbox with fresh protocol pipes and a stderr file of its own.
+
+        The child's ends of the pipes are closed here once it has them; the
+        caller owns the rest (the handle it builds closes them). Raises what
+        :meth:`spawn` raises, after closing everything it made.
+        """
+        errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - the caller's
+        to_child, to_host = os.pipe(), os.pipe()
+        try:
+            process = self.spawn(to_child[0], to_host[1], errfile.fileno(), timeout)
+        except BaseException:
+            for fd in (*to_child, *to_host):
+                os.close(fd)
+            errfile.close()
+            raise
+        os.close(to_child[0])
+        os.close(to_host[1])
+        return SpawnedSession(process, errfile, (to_child[1], to_host[0]))
 
     def kill(self) -> None:
         """Kill the zygote (its control socket closes; see :meth:`close`)."""

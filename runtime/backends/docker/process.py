@@ -43,7 +43,6 @@ import os
 import signal
 import socket
 import struct
-import tempfile
 import threading
 import time
 import uuid
@@ -180,19 +179,8 @@ class ZygoteContainer:
 
     def fork(self, spec: SandboxSpec) -> ContainerProcessHandle:
         """A new sandbox process in this container, after its ``ready``."""
-        errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - the handle's
-        to_child, to_host = os.pipe(), os.pipe()
-        try:
-            process = self.zygote.spawn(to_child[0], to_host[1], errfile.fileno(),
-                                        spec.startup_timeout_s)
-        except BaseException:
-            for fd in (*to_child, *to_host):
-                os.close(fd)
-            errfile.close()
-            raise
-        os.close(to_child[0])
-        os.close(to_host[1])
-        handle = ContainerProcessHandle(process, spec, errfile, (to_child[1], to_host[0]), self)
+        process, errfile, fds = self.zygote.spawn_session(spec.startup_timeout_s)
+        handle = ContainerProcessHandle(process, spec, errfile, fds, self)
         wait_ready(handle, spec.startup_timeout_s)
         return handle
 
