@@ -413,18 +413,19 @@ class Session:
 
     def _abandon_run(self, serving: _Serving) -> None:
         """Give up on a run still being served: this session forgets its sandbox, which
-        is killed now, or by the serving thread when its current I/O returns (it
-        never touches the sandbox again after that)."""
+        is killed now - by this thread, or, when the serving thread is in its I/O,
+        stopped under it (:meth:`SandboxHandle.interrupt`) and cleaned up by that
+        thread as its I/O returns (it never touches the sandbox again after that)."""
         serving.stopped = True
         if self._handle is serving.handle:
             self._handle = None
-        if serving.handle.calls_inline:  # the serving thread runs the script: stop it
-            serving.kill_sandbox()
-        elif serving.io.acquire(blocking=False):
+        if serving.io.acquire(blocking=False):
             try:
                 serving.kill_sandbox()
             finally:
                 serving.io.release()
+        else:  # the serving thread is in the sandbox's I/O: stop the sandbox under it
+            serving.handle.interrupt()
 
     def _serve(self, serving: _Serving, pending: tuple[Any, dict[str, Any]] | None) -> None:
         """The body of a serving thread (the first, or one continuing after a timeout)."""

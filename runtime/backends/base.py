@@ -78,6 +78,12 @@ class SandboxHandle(abc.ABC):
     def kill(self) -> None:
         """Stop the sandbox now and release everything it holds. Idempotent."""
 
+    def interrupt(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Stop the sandbox now, from any thread, without touching the channel that
+        another thread may be reading: the reader then sees the sandbox die and
+        cleans up (:meth:`kill`). For a run the caller gave up on (Ctrl-C), so that
+        nothing keeps running until its wall-clock limit."""
+
     def close(self) -> None:
         """Ask the sandbox to exit, then make sure it did. Idempotent."""
         with contextlib.suppress(Exception):

@@ -150,6 +150,10 @@ class InprocessHandle(SandboxHandle):
         self.link.server = None
         self.server.interpreter.abort.set("killed", "the sandbox was stopped")
 
+    def interrupt(self) -> None:
+        """:meth:`kill` (safe from any thread)."""
+        self.kill()
+
     def close(self) -> None:
         """Stop the sandbox (nothing to ask: it lives in this process)."""
         self.kill()

@@ -27,6 +27,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
@@ -172,6 +173,19 @@ class ProcessHandle(SandboxHandle):
         if "MemoryError" in tail or code == -signal.SIGSEGV:
             return "memory_limit"
         return "sandbox_crashed"
+
+    def interrupt(self) -> None:
+        """SIGKILL the sandbox and its process group (thread-safe: no descriptor
+        is closed; the reader sees the end of the stream and calls :meth:`kill`)."""
+        if self.process.poll() is None:
+            self._killed = True
+        if isinstance(self.process, ForkedProcess):
+            self.process.signal_group(signal.SIGKILL)
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            self.process.kill()
 
     def kill(self) -> None:
         if self.process.poll() is None:

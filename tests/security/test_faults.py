@@ -239,6 +239,33 @@ def test_ctrl_c_while_waiting(backend_name: str, make_runtime: Any) -> None:
         assert not new_sandbox_children(before)
 
 
+@pytest.mark.parametrize("backend_name", PROCESS_BACKENDS, indirect=True)
+def test_ctrl_c_stops_the_sandbox_at_once(backend_name: str, make_runtime: Any) -> None:
+    """After Ctrl-C the abandoned run's sandbox does not keep running until its
+    wall-clock limit (ten minutes here): its process or container is killed
+    under the serving thread that is still reading from it."""
+    assert threading.current_thread() is threading.main_thread()
+    runtime: Runtime = make_runtime(TOOLS, limits=Limits(wall_time_s=600.0))
+    with runtime.session() as session:
+        assert session.run("x = 1").ok
+        handle = session.sandbox
+        main = threading.main_thread().ident
+        assert handle is not None and main is not None
+        timer = threading.Timer(0.5, signal.pthread_kill, (main, signal.SIGINT))
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                session.run("while True:\n    pass")
+        finally:
+            timer.cancel()
+        if backend_name == "subprocess":
+            pid = handle.process.pid
+            wait_until(lambda: not _pid_running(pid), what="the sandbox process gone")
+        else:
+            wait_until(lambda: not _container_running(handle.name), what="the container gone")
+        assert_usable(session)
+
+
 @docker_only
 def test_docker_daemon_unreachable(backend_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from toolscript.errors import BackendUnavailable

@@ -520,6 +520,14 @@ class DockerSandbox(SandboxHandle):
             return False
         return True
 
+    def interrupt(self) -> None:
+        """Kill the container's process through the engine (thread-safe: the socket
+        stays open for its reader, which sees the end of the stream and calls
+        :meth:`kill`, removing the container)."""
+        if not self._dead:
+            with contextlib.suppress(Exception):  # gone already, or the engine is away
+                self._api.kill(self.id)
+
     def kill(self) -> None:
         """Stop and remove the container now (``docker rm -f``); idempotent."""
         was_alive = not self._dead
