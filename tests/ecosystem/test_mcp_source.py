@@ -40,6 +40,7 @@ def test_tools_are_namespaced_with_schemas_and_hints(stdio_source):
     }
     forecast = tools["weather_server_forecast"]
     assert forecast.read_only and not forecast.requires_approval
+    assert all(t.blocking for t in tools.values())  # requests to another process
     assert forecast.parameters_schema["properties"]["days"]["type"] == "integer"
     assert forecast.parameters_schema["required"] == ["city"]
     assert forecast.description.startswith("Forecast for a city.")

@@ -217,6 +217,7 @@ def test_operations_become_tools_with_schemas_and_descriptions(petstore):
     assert listing.returns_schema["items"]["properties"]["tag"]["type"] == ["string", "null"]
     create = tools["pets_createPet"]
     assert not create.read_only
+    assert all(t.blocking for t in tools.values())  # HTTP: in process, a timeout is answered
     assert create.parameters_schema["required"] == ["name"]  # flattened body
     assert tools["pets_getPet"].parameters_schema["required"] == ["pet_id"]
     assert tools["pets_setNotes"].parameters_schema["properties"]["body"]["type"] == "array"
