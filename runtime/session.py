@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolscript.sandbox.guards import SandboxAbort
 from toolscript.sandbox.protocol import FrameError
+from toolscript.tools.asynctools import waiting_sync
 from toolscript.tools.validation import swap_bounds
 
 from toolscript.errors import ProtocolError
@@ -279,7 +280,7 @@ class Session:
 
     def _run(self, code: str, run_id: str) -> RunResult:
         """The body of :meth:`run`."""
-        with self._lock:
+        with self._lock, waiting_sync():
             limits = self.runtime.limits
             started = time.perf_counter()
             replaced = self._ensure_sandbox()
@@ -577,7 +578,8 @@ class Session:
         ctx = self._direct_context()
         previous = swap_bounds(ctx.bounds)
         try:
-            self.runtime.dispatcher.call(ctx, name, args, source="direct")
+            with waiting_sync():
+                self.runtime.dispatcher.call(ctx, name, args, source="direct")
         finally:
             swap_bounds(previous)
         if ctx.abort is not None:
@@ -590,7 +592,8 @@ class Session:
         ctx = self._direct_context()
         previous = swap_bounds(ctx.bounds)
         try:
-            self.runtime.dispatcher.call_many(ctx, list(calls), source="direct")
+            with waiting_sync():
+                self.runtime.dispatcher.call_many(ctx, list(calls), source="direct")
         finally:
             swap_bounds(previous)
         if ctx.abort is not None:

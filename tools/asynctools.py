@@ -21,7 +21,11 @@ every async tool of the process (so loop-bound state survives between calls).
 
 Code whose coroutines must run on one given loop (a connection that lives on
 the loop it was opened on, like the MCP tool source's) passes that loop to
-:func:`run_coroutine`; a call that would block that very loop is refused.
+:func:`run_coroutine`; a call that would block that very loop is refused. So
+is a call for a loop whose thread is itself waiting in a sync ``run(...)``
+(:func:`waiting_sync` marks it): sync code inside a coroutine blocks that
+loop, and the call, made from the run's serving thread, would otherwise wait
+for it until its timeout.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ __all__ = [
     "offload",
     "run_coroutine",
     "running_loop",
+    "waiting_sync",
 ]
 
 _CURRENT: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
@@ -50,6 +55,7 @@ _CURRENT: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars
 )
 _lock = threading.Lock()
 _active: dict[asyncio.AbstractEventLoop, int] = {}
+_blocked: dict[asyncio.AbstractEventLoop, int] = {}
 _private: _LoopThread | None = None
 
 
@@ -81,13 +87,38 @@ def hosting(loop: asyncio.AbstractEventLoop | None = None) -> Iterator[None]:
                 del _active[loop]
 
 
+@contextmanager
+def waiting_sync() -> Iterator[None]:
+    """Mark the loop running in this thread, if any, as blocked while in the block:
+    sync entry points (``Session.run``) wrap their wait in it, so a coroutine that
+    needs that loop is refused at once instead of waiting for it to its timeout."""
+    loop = asyncio._get_running_loop()  # no exception when there is none: the fast path
+    if loop is None:
+        yield
+        return
+    with _lock:
+        _blocked[loop] = _blocked.get(loop, 0) + 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _blocked[loop] -= 1
+            if not _blocked[loop]:
+                del _blocked[loop]
+
+
+def _is_blocked(loop: asyncio.AbstractEventLoop) -> bool:
+    return bool(_blocked) and loop in _blocked
+
+
 def host_loop() -> asyncio.AbstractEventLoop | None:
     """The host loop a coroutine called from this thread should run on, if any."""
     loop = _CURRENT.get()
-    if loop is not None and loop.is_running():
+    if loop is not None and loop.is_running() and not _is_blocked(loop):
         return loop
     with _lock:
-        loops = [candidate for candidate in _active if candidate.is_running()]
+        loops = [candidate for candidate in _active
+                 if candidate.is_running() and candidate not in _blocked]
     return loops[0] if len(loops) == 1 else None
 
 
@@ -119,8 +150,9 @@ def run_coroutine(
     and wait for its result.
 
     Raises:
-        RuntimeError: ``loop`` is the loop running in this thread (waiting would
-            block the loop the coroutine needs) or is not running.
+        RuntimeError: ``loop`` is the loop running in this thread, or one whose
+            thread waits in a sync run (waiting would block the loop the
+            coroutine needs), or is not running.
         TimeoutError: no result within ``timeout`` seconds (the coroutine is cancelled).
     """
     running = running_loop()
@@ -128,11 +160,14 @@ def run_coroutine(
         loop = host_loop()
         if loop is None or loop is running:  # never block the loop the coroutine needs
             loop = fallback_loop()
-    elif loop is running:
+    elif loop is running or _is_blocked(loop):
         coro.close()
+        where = ("this thread runs the event loop the coroutine needs, so waiting here "
+                 "would block it" if loop is running else
+                 "the event loop the coroutine needs is blocked by a sync run(...) called "
+                 "on its thread")
         raise RuntimeError(
-            "this thread runs the event loop the coroutine needs, so waiting here would "
-            "block it: from async code, await runtime.run_async(...) or "
+            f"{where}: from async code, await runtime.run_async(...) or "
             "session.run_async(...) instead of calling run(...)"
         )
     elif not loop.is_running():

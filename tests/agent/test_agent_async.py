@@ -139,6 +139,24 @@ def test_async_tools_in_sync_runs_share_one_private_loop(backend):
     assert len(LOOPS) == 2 and LOOPS[0] is LOOPS[1] and LOOPS[0].is_running()
 
 
+def test_a_sync_run_inside_a_coroutine_runs_async_tools_off_the_blocked_loop(backend):
+    """Sync ``run`` called from a coroutine blocks that coroutine's loop, even while
+    an async run registered it as the host: the tools' coroutines then run on the
+    private loop instead of waiting for the blocked one until their timeout."""
+    runtime = make_runtime(backend, tools=ASYNC_TOOLS)
+
+    async def main() -> Any:
+        from toolscript.tools.asynctools import hosting
+
+        with hosting():  # as an async run in flight on this loop would have it
+            result = runtime.run("fetch_rate('USD')['rate']")
+        return asyncio.get_running_loop(), result
+
+    blocked, result = asyncio.run(main())
+    assert result.ok and result.value == 7.1, result.error
+    assert len(LOOPS) == 1 and LOOPS[0] is not blocked
+
+
 # ------------------------------------------------------------------ agents
 @pytest.mark.parametrize("provider", DIALECTS)
 def test_run_async_matches_run_for_every_dialect(server, make_agent, provider):

@@ -29,7 +29,7 @@ from toolscript.runtime.integrations.mcp import MCPToolSource, build_server
 from toolscript.tools import tool
 from toolscript.tools.asynctools import fallback_loop
 
-from toolscript import Decision, Runtime
+from toolscript import Decision, RunResult, Runtime
 from toolscript.errors import ConfigurationError
 from toolscript.testing import TestModel, call, run_script
 
@@ -164,26 +164,32 @@ def test_two_concurrent_async_runs_share_one_connection(
     assert (first.value, second.value) == (1, 2)
 
 
-def test_blocking_on_the_connections_own_loop_fails_instead_of_hanging() -> None:
-    """Sync code inside a coroutine blocks the loop the connection lives on: a
-    blocking call in that thread is refused; a sync run's calls (made from the
-    run's serving thread, which cannot tell) end at their timeout."""
+def test_blocking_on_the_connections_own_loop_is_refused_not_hung() -> None:
+    """Sync code inside a coroutine blocks the loop the connection lives on. A
+    blocking call on that thread is refused; so are a sync run's calls and direct
+    calls, made from another thread while this one waits in ``run``: they are
+    answered at once with the way out, never left to wait for the blocked loop
+    until their timeout (an hour here)."""
     served = LoopServer()
 
     async def main() -> Any:
-        async with MCPToolSource(served.server, prefix="", timeout_s=0.2) as source:
+        async with MCPToolSource(served.server, prefix="", timeout_s=3600) as source:
             with pytest.raises(RuntimeError, match="run_async"):
                 source.call("where", {})
             results = []
             for backend in ("inprocess", "subprocess"):
                 with Runtime(source.tools(), backend=backend) as runtime:
                     results.append(runtime.run("where()"))
+                    with runtime.session() as session:
+                        results.append(session.call_tool("where", {}))
             return results
 
-    for timed_out in asyncio.run(main()):
-        assert not timed_out.ok and [c.error.type for c in timed_out.tool_calls] == ["timeout"]
-        assert timed_out.error is not None and timed_out.error.type == "tool_error"
-
+    for refused in asyncio.run(main()):
+        call = refused.tool_calls[0] if isinstance(refused, RunResult) else refused
+        assert not refused.ok and call.error is not None, refused
+        assert call.error.type == "tool_exception", call.error
+        assert "blocked by a sync run" in call.error.message, call.error.message
+        assert "run_async" in call.error.message
 
 
 def test_async_agent_calls_run_on_the_callers_loop() -> None:
