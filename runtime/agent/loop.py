@@ -3,10 +3,12 @@
 Each turn sends the conversation and the offered functions; the model's calls
 run through :class:`~.executor.TurnExecutor`; the replies go back in the
 provider's shape. :class:`~.state.RunState` keeps the books (caps, structured
-answers, continued conversations); this module has the four drivers that do
-the I/O around it — :meth:`Agent.run`, :meth:`Agent.run_async`,
-:meth:`Agent.stream` and :meth:`Agent.stream_async` — all reporting to the
-same tracing hooks (:mod:`.tracing`).
+answers, continued conversations). The run itself is written once, as a plan
+(:meth:`Agent._plan`) that yields events to report and the I/O it needs —
+run a script, ask the model, run a group of calls — and two drivers carry
+that I/O out, one blocking (:meth:`Agent.run`, :meth:`Agent.stream`) and one
+async (:meth:`Agent.run_async`, :meth:`Agent.stream_async`); every run
+reports to the same tracing hooks (:mod:`.tracing`).
 
 Async runs use the provider's async client for model requests; the sandbox
 I/O (scripts and direct tool calls) runs in a worker thread while the event
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Generator, Iterable, Iterator, Mapping
+from contextlib import closing
+from dataclasses import dataclass
 from typing import Any
 
 from toolscript.tools.asynctools import offload
@@ -338,25 +342,21 @@ class Agent:
         finally:
             _untag(session, previous)
 
-    def _drive(self, state: RunState, streaming: bool) -> Iterator[AgentEvent]:
+    def _plan(self, state: RunState, streaming: bool) -> Plan:
+        """The run, once for every driver: yields the events to report and the
+        I/O to do (:class:`_RunScript`, :class:`_AskModel`, :class:`_RunGroup`),
+        and is sent each I/O's outcome (or has its exception thrown in)."""
         trace = self._trace(state.session)
         trace.start(state.prompt)
         try:
             code = state.probe()
-            state.start(state.session.run(code) if code else None)
+            state.start((yield _RunScript(code)) if code else None)
             while state.result is None:
                 request = state.request()
-                turn: ModelTurn | None = None
-                with trace.chat(request, state.turn_no + 1, state.messages) as record_turn:
-                    if streaming:
-                        for item in self.provider.stream(list(state.messages), request):
-                            if isinstance(item, str):
-                                yield TextDelta(item, state.turn_no + 1)
-                            else:
-                                turn = item
-                    else:
-                        turn = self.provider.complete(list(state.messages), request)
-                    turn = _checked(turn, self.provider)
+                turn_no = state.turn_no + 1
+                with trace.chat(request, turn_no, state.messages) as record_turn:
+                    answer = yield _AskModel(list(state.messages), request, streaming, turn_no)
+                    turn = _checked(answer, self.provider)
                     record_turn(turn)
                 calls = state.on_turn(turn)
                 yield ModelResponded(state.turn_no, turn.text, list(turn.tool_calls), turn.usage)
@@ -366,7 +366,7 @@ class Agent:
                 for group in state.executor.groups(calls):
                     yield from _started(group)
                     with trace.group(group) as record_steps:
-                        done = group.run()
+                        done: list[Step] = yield _RunGroup(group)
                         record_steps(done)
                     steps.extend(done)
                     yield from _finished(group, done)
@@ -376,6 +376,30 @@ class Agent:
             raise
         trace.end(state.result)
         yield RunFinished(state.result)
+
+    def _drive(self, state: RunState, streaming: bool) -> Iterator[AgentEvent]:
+        """Carry out :meth:`_plan` with blocking I/O."""
+        steps = _Stepper(self._plan(state, streaming))
+        with closing(steps.plan):
+            for item in steps:
+                if not isinstance(item, _EFFECTS):
+                    yield item
+                    continue
+                try:
+                    if isinstance(item, _RunScript):
+                        steps.outcome = state.session.run(item.code)
+                    elif isinstance(item, _RunGroup):
+                        steps.outcome = item.group.run()
+                    elif item.streaming:  # _AskModel from here on
+                        for part in self.provider.stream(item.messages, item.request):
+                            if isinstance(part, str):
+                                yield TextDelta(part, item.turn_no)
+                            else:
+                                steps.outcome = part
+                    else:
+                        steps.outcome = self.provider.complete(item.messages, item.request)
+                except BaseException as exc:  # the plan reports it (trace) and re-raises
+                    steps.failure = exc
 
     # --- async -----------------------------------------------------------------------
     async def run_async(
@@ -432,47 +456,31 @@ class Agent:
                 await offload(getattr(session, "close"))  # noqa: B009
 
     async def _drive_async(self, state: RunState, streaming: bool) -> AsyncIterator[AgentEvent]:
-        trace = self._trace(state.session)
-        trace.start(state.prompt)
-        try:
-            code = state.probe()
-            state.start(await offload(state.session.run, code) if code else None)
-            while state.result is None:
-                request = state.request()
-                turn: ModelTurn | None = None
-                with trace.chat(request, state.turn_no + 1, state.messages) as record_turn:
-                    if streaming:
-                        async for item in self.provider.stream_async(
-                            list(state.messages), request
-                        ):
-                            if isinstance(item, str):
-                                yield TextDelta(item, state.turn_no + 1)
-                            else:
-                                turn = item
-                    else:
-                        turn = await self.provider.complete_async(list(state.messages), request)
-                    turn = _checked(turn, self.provider)
-                    record_turn(turn)
-                calls = state.on_turn(turn)
-                yield ModelResponded(state.turn_no, turn.text, list(turn.tool_calls), turn.usage)
-                if not calls:
+        """Carry out :meth:`_plan` on the event loop: model requests through the
+        async client, sandbox I/O in a worker thread."""
+        steps = _Stepper(self._plan(state, streaming))
+        with closing(steps.plan):
+            for item in steps:
+                if not isinstance(item, _EFFECTS):
+                    yield item
                     continue
-                steps: list[Step] = []
-                for group in state.executor.groups(calls):
-                    for event in _started(group):
-                        yield event
-                    with trace.group(group) as record_steps:
-                        done = await offload(group.run)
-                        record_steps(done)
-                    steps.extend(done)
-                    for event in _finished(group, done):
-                        yield event
-                state.after_tools(turn, steps)
-        except BaseException as exc:
-            trace.end(state.result, exc)
-            raise
-        trace.end(state.result)
-        yield RunFinished(state.result)
+                try:
+                    if isinstance(item, _RunScript):
+                        steps.outcome = await offload(state.session.run, item.code)
+                    elif isinstance(item, _RunGroup):
+                        steps.outcome = await offload(item.group.run)
+                    elif item.streaming:  # _AskModel from here on
+                        async for part in self.provider.stream_async(item.messages,
+                                                                     item.request):
+                            if isinstance(part, str):
+                                yield TextDelta(part, item.turn_no)
+                            else:
+                                steps.outcome = part
+                    else:
+                        steps.outcome = await self.provider.complete_async(item.messages,
+                                                                           item.request)
+                except BaseException as exc:  # the plan reports it (trace) and re-raises
+                    steps.failure = exc
 
     def _trace(self, session: SessionLike) -> RunTrace:
         telemetry = self.telemetry
@@ -481,6 +489,57 @@ class Agent:
         if isinstance(events, EventHooks):  # the runtime's model_call hooks
             trace = ModelCallEvents(trace, events, self.provider.name, session)
         return trace
+
+
+# --- the I/O a plan asks its driver for ------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _RunScript:
+    """Run ``code`` in the run's session; the outcome is its ``RunResult``."""
+
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class _AskModel:
+    """One model request; the outcome is the ``ModelTurn`` (``None``: a stream
+    ended without one). Streamed text goes out as ``TextDelta(turn_no)``."""
+
+    messages: list[Message]
+    request: Request
+    streaming: bool
+    turn_no: int
+
+
+@dataclass(frozen=True, slots=True)
+class _RunGroup:
+    """Run one group of the model's calls; the outcome is its list of ``Step``."""
+
+    group: Group
+
+
+_Effect = _RunScript | _AskModel | _RunGroup
+"""Something :meth:`Agent._plan` needs done; the driver does it, sync or async."""
+_EFFECTS = (_RunScript, _AskModel, _RunGroup)
+
+Plan = Generator["AgentEvent | _Effect", Any, None]
+
+
+class _Stepper:
+    """Iterates a plan, sending in the outcome (or throwing in the failure) of the
+    effect its last item asked for; a driver sets one of them before the next step."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.outcome: Any = None
+        self.failure: BaseException | None = None
+
+    def __iter__(self) -> _Stepper:
+        return self
+
+    def __next__(self) -> AgentEvent | _Effect:
+        outcome, failure = self.outcome, self.failure
+        self.outcome = self.failure = None
+        return self.plan.send(outcome) if failure is None else self.plan.throw(failure)
 
 
 # --- helpers ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 from toolscript.runtime.integrations import telemetry_names as N
 from toolscript.runtime.integrations.telemetry import instrument_agent
+from toolscript.runtime.providers import ModelEndpointError
 
 
 @pytest.fixture
@@ -121,3 +122,24 @@ def test_two_runs_are_two_traces_and_failures_are_marked(server, make_agent, exp
     assert unknown.attributes[N.TOOL_EXECUTED] is False
     assert "first" in roots[0].attributes[N.INPUT_MESSAGES]
     assert "failed" in roots[0].attributes[N.OUTPUT_MESSAGES]
+
+
+@pytest.mark.parametrize("how", ["sync", "async", "stream", "stream_async"])
+def test_an_endpoint_failure_ends_the_trace_marked_as_an_error(server, make_agent, exporter,
+                                                               how):
+    """A model request that fails after a script ran: the error reaches the
+    caller, and every span of the run is ended, the failed chat and the root
+    marked with the error."""
+    server.script(Turn(tool_calls=[Call("run_script", {"code": "21 * 2"})]))
+    # nothing scripted after it: the second request is answered 400
+    agent = make_agent("openai", mode="mixed", runtime=make_runtime(tools=None))
+    instrument_agent(agent, tracer_provider=exporter.provider)
+    with pytest.raises(ModelEndpointError) as raised:
+        _run(agent, how, "go")
+    spans = exporter.get_finished_spans()
+    [root] = [s for s in spans if s.parent is None]
+    chats = [s for s in spans if s.name == "chat fake-model"]
+    assert [s.status.status_code for s in chats] == [StatusCode.UNSET, StatusCode.ERROR]
+    assert root.status.status_code == StatusCode.ERROR
+    assert root.attributes[N.ERROR_TYPE] == type(raised.value).__name__
+    assert any(s.name == "execute_tool run_script" for s in spans)
