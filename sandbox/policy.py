@@ -138,7 +138,10 @@ from __future__ import annotations
 
 import ast
 import keyword
-from collections.abc import Iterable
+import threading
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any
@@ -727,7 +730,30 @@ def compile_script(
         ) from None
 
 
+_COMPILER_WARNINGS = threading.Lock()
+
+
+@contextmanager
+def _compiler_warnings_ignored() -> Iterator[None]:
+    """Ignore what the compiler warns about a script (``'\\d'`` in a plain string,
+    ``1if x``, ``x is 1``): CPython runs such scripts, but under a host's
+    ``-W error`` (a test suite's ``filterwarnings = error``) they would become
+    syntax errors in process, and elsewhere print to the host's stderr. The
+    filters are process-wide, so compiles take turns, and for those
+    milliseconds other threads' SyntaxWarning and DeprecationWarning are
+    ignored too."""
+    with _COMPILER_WARNINGS, warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        yield
+
+
 def _compile_script(source: str, allowed_modules: frozenset[str], filename: str) -> CompiledScript:
+    with _compiler_warnings_ignored():
+        return _compile_quietly(source, allowed_modules, filename)
+
+
+def _compile_quietly(source: str, allowed_modules: frozenset[str], filename: str) -> CompiledScript:
     try:
         tree = ast.parse(source, filename=filename, mode="exec")
     except SyntaxError as exc:

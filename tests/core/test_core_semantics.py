@@ -388,6 +388,39 @@ def test_expected_values_are_what_cpython_computes() -> None:
         assert json.loads(json.dumps(value)) == expected, name
 
 
+COMPILER_WARNED = r"""
+import re
+x = 1if True else 2
+y = x is 1
+[x, y, re.findall('\d+', 'a12b3')]
+"""
+"""A script CPython runs but its compiler warns about: ``1if`` (an invalid decimal
+literal), ``is`` with a literal, a backslash before ``d`` in a plain string (an
+invalid escape sequence)."""
+
+
+def test_what_the_compiler_only_warns_about_runs_and_stays_in_the_sandbox(fresh: Any) -> None:
+    """Such a script runs as in CPython even where the host makes warnings errors
+    (a test suite's ``filterwarnings = error``), and no warning about it reaches
+    the host."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        namespace: dict[str, Any] = {}
+        exec(compile(COMPILER_WARNED.replace("\n[", "\n_ = ["), "cpython", "exec"), namespace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        strict = fresh.run(COMPILER_WARNED)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        shown = fresh.run(COMPILER_WARNED)
+    for result in (strict, shown):
+        assert result.ok, result.error
+        assert result.value == namespace["_"] == [1, True, ["12", "3"]]
+    assert [str(w.message) for w in seen] == []
+
+
 DEFAULT_MODULES = ["math", "statistics", "json", "re", "datetime", "collections",
                    "collections.abc", "itertools", "functools", "dataclasses", "typing",
                    "string", "decimal", "fractions", "random", "operator", "textwrap"]
