@@ -26,7 +26,7 @@ if __package__ in (None, ""):  # ``python benchmarks/run.py``
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     __package__ = "benchmarks"
 
-from benchmarks import correctness, measure, transport
+from benchmarks import cluster, correctness, measure, transport
 from benchmarks.engines import (
     ENGINE_ORDER,
     Engine,
@@ -73,7 +73,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="measure nothing: rewrite the report from a results.json")
     parser.add_argument("--skip", default="",
                         help="comma-separated sections to skip: corpus, transport, startup, "
-                        "tokens, audit, profile, plots")
+                        "cluster, tokens, audit, profile, plots")
     return parser.parse_args(argv)
 
 
@@ -135,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         results["transport"] = _transport(engine_names, docker_wanted, quick)
     if "startup" not in skip:
         results["startup"] = _startup(engine_names, docker_wanted, quick, repeat)
+    if "cluster" not in skip:
+        log("cluster: batch over a local Dask cluster, 1 and 2 workers")
+        _attempt(results, "cluster", lambda: cluster.measure(quick, repeat=2 if quick else 3))
     if "corpus" not in skip:
         limit = args.corpus_limit if args.corpus_limit is not None else (8 if quick else None)
         # isolation-mode variants run the same interpreter as their base engine
