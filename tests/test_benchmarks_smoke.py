@@ -26,7 +26,8 @@ def test_quick_run_writes_a_complete_report(tmp_path: Path) -> None:
 
     report = (out / "BENCHMARKS.md").read_text("utf-8")
     for heading in ("# Benchmarks", "## Targets", "## Workloads", "## Tool calls",
-                    "## Start-up", "## Many short sessions", "## Correctness", "## Method"):
+                    "## Start-up", "## Many short sessions", "## Batch over a Dask cluster",
+                    "## Correctness", "## Method"):
         assert heading in report, heading
     for engine in ("CPython exec", "toolscript inprocess", "toolscript inprocess (inline tools)"):
         assert f"| {engine} |" in report, engine
@@ -44,6 +45,11 @@ def test_quick_run_writes_a_complete_report(tmp_path: Path) -> None:
                 assert entry["value_matches_exec"], (name, engine)
     assert set(results["tool_calls"]["engines"]) == set(results["engines"])
     assert "us" in results["transport"]["pipe"]
+    cluster = results["cluster"]
+    assert cluster["status"] == "ok", cluster
+    for scenario in cluster["scenarios"].values():
+        assert [row["workers"] for row in scenario["rows"]] == [1, 2]
+        assert scenario["scaling"] > 0
     corpus = results["correctness"]
     assert corpus["scripts"] == 4
     assert all(e["status"] == "ok" for e in corpus["engines"].values())
