@@ -36,7 +36,7 @@ import functools
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 __all__ = [
@@ -87,15 +87,21 @@ def hosting(loop: asyncio.AbstractEventLoop | None = None) -> Iterator[None]:
                 del _active[loop]
 
 
-@contextmanager
-def waiting_sync() -> Iterator[None]:
+def waiting_sync() -> AbstractContextManager[None]:
     """Mark the loop running in this thread, if any, as blocked while in the block:
     sync entry points (``Session.run``) wrap their wait in it, so a coroutine that
-    needs that loop is refused at once instead of waiting for it to its timeout."""
-    loop = asyncio._get_running_loop()  # no exception when there is none: the fast path
-    if loop is None:
-        yield
-        return
+    needs that loop is refused at once instead of waiting for it to its timeout.
+    Without a running loop (the usual case, on every run's path) it is a shared
+    no-op context."""
+    loop = asyncio._get_running_loop()  # no exception when there is none
+    return _NOTHING_BLOCKED if loop is None else _blocking(loop)
+
+
+_NOTHING_BLOCKED: AbstractContextManager[None] = nullcontext()
+
+
+@contextmanager
+def _blocking(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
     with _lock:
         _blocked[loop] = _blocked.get(loop, 0) + 1
     try:

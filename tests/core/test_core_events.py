@@ -237,7 +237,6 @@ def test_a_failed_model_call_fires_with_its_error(make_runtime):
 
 # --- telemetry on the hooks ------------------------------------------------------------
 def test_telemetry_uses_hooks_and_replaces_no_method(make_runtime):
-    pytest.importorskip("opentelemetry.sdk")
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor

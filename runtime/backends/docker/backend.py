@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import logging
 import os
 import select
@@ -59,7 +60,12 @@ from toolscript.errors import ConfigurationError, ImageError, ProtocolError, San
 from ..base import Backend, SandboxDied, SandboxHandle, SandboxSpec
 from ..pool import WarmPool
 from .image import DEFAULT_IMAGE, check_image, docker_client
-from .process import ContainerProcessHandle, ProcessIsolation, ZygoteContainer
+from .process import (
+    ContainerProcessHandle,
+    ProcessIsolation,
+    ZygoteContainer,
+    container_running,
+)
 from .socket_channel import (
     BOOT_COMMAND,
     NO_SOCKET_EXIT,
@@ -406,7 +412,9 @@ class DockerSandbox(SandboxHandle):
                 api.start(self.id)
             else:
                 api.start(self.id)
-                self._sock = channel.accept(self.id, start_timeout, self._still_running)
+                self._sock = channel.accept(self.id, start_timeout,
+                                            functools.partial(container_running, self._api,
+                                                              self.id))
             self.ready_info: dict[str, Any] = self.recv(start_timeout)
         except SocketUnavailable as exc:
             self._collect_exit()
@@ -574,12 +582,6 @@ class DockerSandbox(SandboxHandle):
         return result
 
     # ------------------------------------------------------------ details
-    def _still_running(self) -> bool:
-        try:
-            return bool(self._api.inspect_container(self.id)["State"]["Running"])
-        except Exception:
-            return False
-
     def _collect_exit(self) -> None:
         """After the container stopped: exit code, death reason, stderr tail."""
         try:

@@ -38,6 +38,7 @@ and its rlimits bound its own memory and CPU.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -63,6 +64,14 @@ if TYPE_CHECKING:
 
 ContainerConfig = Any
 """A :class:`~.backend.ContainerConfig` (named loosely: :mod:`.backend` imports this module)."""
+
+
+def container_running(api: Any, container_id: str) -> bool:
+    """Whether the engine reports the container running (False if it cannot say)."""
+    try:
+        return bool(api.inspect_container(container_id)["State"]["Running"])
+    except Exception:
+        return False
 
 
 class Registry(Protocol):
@@ -119,7 +128,8 @@ class ZygoteContainer:
         self._finalizer = weakref.finalize(self, registry.remove_soon, self.id)
         try:
             api.start(self.id)
-            control = channel.accept(self.id, timeout, self._running)
+            control = channel.accept(self.id, timeout,
+                                     functools.partial(container_running, self._api, self.id))
             pid, _uid, _gid = _UCRED.unpack(
                 control.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
             self.zygote_pid = pid
@@ -183,12 +193,6 @@ class ZygoteContainer:
         handle = ContainerProcessHandle(process, spec, errfile, fds, self)
         wait_ready(handle, spec.startup_timeout_s)
         return handle
-
-    def _running(self) -> bool:
-        try:
-            return bool(self._api.inspect_container(self.id)["State"]["Running"])
-        except Exception:
-            return False
 
     def _exit_code(self) -> int | None:
         try:
