@@ -26,7 +26,10 @@ Lines removed from the *end* leave a valid chain. The seal of the last line
 (:attr:`AuditLog.head`) commits to every line before it: keep a copy
 elsewhere and pass it as ``head`` (``toolscript audit verify FILE --head
 HASH``) to detect truncation, or any change up to that line even in an
-unkeyed log.
+unkeyed log. A running writer never extends a chain that no longer ends
+with the last line it wrote or checked (:func:`read_end`,
+:func:`check_lines`): it refuses, so a cut cannot be papered over by the
+next line.
 """
 
 from __future__ import annotations
@@ -52,9 +55,12 @@ __all__ = [
     "KeyArg",
     "Sealer",
     "Tail",
+    "TailEnd",
     "VerifyReport",
     "canonical",
+    "check_lines",
     "digest",
+    "read_end",
     "read_tail",
     "resolve_key",
     "verify",
@@ -164,32 +170,93 @@ class Tail:
     key_id: str | None = None
 
 
-def read_tail(fd: int, size: int, path: Path) -> Tail:
-    """The last record of the open file ``fd`` of ``size`` bytes (genesis if empty).
+@dataclass(frozen=True)
+class TailEnd:
+    """The end of a file as :func:`read_end` found it.
+
+    Attributes:
+        tail: the last record (genesis for an empty file).
+        before: the record before it (genesis when there is none).
+        line: the last line's bytes, ``\n`` included (``b""`` for an empty file).
+    """
+
+    tail: Tail
+    before: Tail
+    line: bytes
+
+
+def _tail_of(line: bytes, path: Path) -> Tail:
+    try:
+        data = json.loads(line)
+        return Tail(str(data["hash"]), int(data["seq"]), data.get("alg", ALG_SHA256),
+                    data.get("key_id"))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise ConfigurationError(f"{path}: the last line is not an audit record; run "
+                                 "'toolscript audit verify' on it before appending") from None
+
+
+def read_end(fd: int, size: int, path: Path) -> TailEnd:
+    """The last two records of the open file ``fd`` of ``size`` bytes.
 
     Raises:
         ConfigurationError: the file does not end with a whole audit record.
     """
     chunk = b""
     position = size
-    while position > 0 and chunk.count(b"\n") < 2:
+    while position > 0 and chunk.count(b"\n") < 3:
         step = min(65536, position)
         position -= step
         chunk = os.pread(fd, step, position) + chunk
     if not chunk.strip():
-        return Tail()
+        return TailEnd(Tail(), Tail(), b"")
     if not chunk.endswith(b"\n"):
         raise ConfigurationError(f"{path}: the last line is incomplete (a writer stopped "
                                  "mid-line); run 'toolscript audit verify' on it and start a "
                                  "new file")
-    last = [line for line in chunk.splitlines() if line.strip()][-1]
-    try:
-        data = json.loads(last)
-        return Tail(str(data["hash"]), int(data["seq"]), data.get("alg", ALG_SHA256),
-                    data.get("key_id"))
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise ConfigurationError(f"{path}: the last line is not an audit record; run "
-                                 "'toolscript audit verify' on it before appending") from None
+    whole = chunk.split(b"\n")[:-1]
+    if position > 0:
+        whole = whole[1:]  # the first piece may be the end of a longer line
+    found = [line for line in whole if line.strip()]
+    last = found[-1] + b"\n"
+    before = _tail_of(found[-2], path) if len(found) > 1 else Tail()
+    return TailEnd(_tail_of(last, path), before, last)
+
+
+def read_tail(fd: int, size: int, path: Path) -> Tail:
+    """The last record of the open file ``fd`` of ``size`` bytes (genesis if empty).
+
+    Raises:
+        ConfigurationError: the file does not end with a whole audit record.
+    """
+    return read_end(fd, size, path).tail
+
+
+def check_lines(lines: list[bytes], start: Tail, sealer: Sealer) -> tuple[Tail, str | None]:
+    """Check that ``lines`` continue the chain from ``start``, each sealed by ``sealer``.
+
+    A writer calls this on what other writers appended after its own last line
+    (and a new writer on the file's last line): a line that does not link to
+    the one before, or whose seal ``sealer`` does not reproduce, is not part of
+    a chain the writer may extend.
+
+    Returns:
+        The last good record and ``None``, or the last good record and what is
+        wrong with the line after it.
+    """
+    check = _Check(sealer if sealer.keyed else None, start)
+    check.keyed, check.key_id = sealer.keyed, sealer.key_id
+    tail = start
+    for raw in lines:
+        try:
+            problem = check.line(raw.decode("ascii"))
+        except UnicodeDecodeError:
+            problem = "not an ASCII line (audit lines are ASCII)"
+        if problem is None and check.unchecked:
+            problem = "a keyed line in an unkeyed log"
+        if problem is not None:
+            return tail, f"line {check.count + 1}: {problem}"
+        tail = Tail(check.head, check.count, sealer.alg, sealer.key_id)
+    return tail, None
 
 
 @dataclass(frozen=True)
@@ -231,10 +298,10 @@ class VerifyReport:
 class _Check:
     """State of one :func:`verify` pass."""
 
-    def __init__(self, key: bytes | None) -> None:
-        self.keyed_sealer = Sealer(key) if key is not None else None
+    def __init__(self, sealer: Sealer | None, start: Tail | None = None) -> None:
+        self.keyed_sealer = sealer
         self.plain = Sealer(None)
-        self.head, self.count = GENESIS, 0
+        self.head, self.count = (GENESIS, 0) if start is None else (start.head, start.seq)
         self.keyed = False
         self.key_id: str | None = None
         self.unchecked = False  # keyed lines whose seals could not be checked
@@ -304,7 +371,8 @@ def verify(path: str | os.PathLike[str], *, key: KeyArg = FROM_ENV,
         OSError, UnicodeDecodeError: the file cannot be read.
         ConfigurationError: the key is too short.
     """
-    check = _Check(resolve_key(key))
+    raw_key = resolve_key(key)
+    check = _Check(None if raw_key is None else Sealer(raw_key))
     found = head is None
 
     def report(status: str, reason: str = "", line: int | None = None) -> VerifyReport:

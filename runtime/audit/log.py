@@ -37,7 +37,10 @@ by an ``{"[unloggable]": why}`` placeholder, never by the unredacted value.
 
 Several writers (threads, or processes on one host) may share a file: each
 write takes an exclusive ``flock`` on it and continues the chain from the
-file's real last line, so the file stays one verifiable chain.
+file's real last line, so the file stays one verifiable chain. A writer
+continues only a chain that still ends with its own last line (or that other
+writers extended validly): a file that was cut, replaced or appended to
+without the key is refused, never healed (see :class:`AuditLog`).
 
 Usage::
 
@@ -52,6 +55,7 @@ import json
 import math
 import os
 import queue
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -68,8 +72,9 @@ from toolscript.runtime.audit.chain import (
     Tail,
     VerifyReport,
     canonical,
+    check_lines,
     digest,
-    read_tail,
+    read_end,
     resolve_key,
     verify,
 )
@@ -204,10 +209,22 @@ class AuditLog:
     Raises:
         ConfigurationError: the key is too short, or the file is a log of the
             other kind (keyed vs unkeyed, or keyed with another key), or its
-            last line is not a whole record.
+            last line is not a whole record that links to the line before and
+            carries a seal this key (or, unkeyed, SHA-256) reproduces.
 
     An instance is thread-safe and is itself the ``audit`` callback. After
     :meth:`close`, a late call is still written (the file is reopened for it).
+
+    A writer extends only the chain it vouches for: before each append it
+    checks (one ``fstat``, one ``stat``, one read of its own last line) that
+    the file at ``path`` is still the one it opened, is no shorter, and still
+    holds its last line where it wrote it; lines other writers appended since
+    must continue that line's chain under the same key. Otherwise (the file
+    was truncated, replaced, removed or appended to by someone without the
+    key) it refuses for good: :attr:`refused` says why, the refused lines stay
+    in memory, unwritten, and every later call, :meth:`flush` and
+    :meth:`close` raise that ``ConfigurationError`` (from the dispatcher: the
+    run fails).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, key: KeyArg = FROM_ENV,
@@ -227,7 +244,9 @@ class AuditLog:
         self.seq = 0
         self._sealer = Sealer(resolve_key(key))
         self._lock = threading.Lock()
-        self._end = -1  # the file size after our last write (-1: unknown)
+        self._own_end = 0  # where the last line this log wrote (or checked) ends
+        self._own_line = b""  # that line, as written
+        self._refused: ConfigurationError | None = None
         self._fd: int | None = None
         self._pending: list[dict[str, Any]] = []
         self._queue: queue.SimpleQueue[dict[str, Any] | threading.Event] = queue.SimpleQueue()
@@ -237,13 +256,11 @@ class AuditLog:
         try:
             assert self._fd is not None
             with _file_lock(self._fd):
-                tail = self._sync_tail(strict=True)
-            if tail is not None:
-                self._check_kind(tail)
+                self._adopt_end()
         except BaseException:
             self._close_fd()
             raise
-        atexit.register(self.close)
+        atexit.register(self._close_at_exit)
 
     @property
     def keyed(self) -> bool:
@@ -254,6 +271,28 @@ class AuditLog:
     def key_id(self) -> str | None:
         """The id of the key (a one-way value written in every keyed line)."""
         return self._sealer.key_id
+
+    @property
+    def refused(self) -> ConfigurationError | None:
+        """Why this writer refuses to append (the file no longer ends with its chain),
+        or ``None``."""
+        return self._refused
+
+    def _adopt_end(self) -> None:
+        """Take the file's last line as the chain to extend, once it checks (lock held)."""
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        end = read_end(self._fd, size, self.path)
+        if end.line:
+            self._check_kind(end.tail)
+            _, problem = check_lines([end.line], end.before, self._sealer)
+            if problem is not None:
+                raise ConfigurationError(
+                    f"{self.path}: the last line does not continue the chain or its seal does "
+                    f"not check ({problem}); run 'toolscript audit verify' on it and write "
+                    "to a new file")
+        self.head, self.seq = end.tail.head, end.tail.seq
+        self._own_end, self._own_line = size, end.line
 
     def _check_kind(self, tail: Tail) -> None:
         if tail.alg is None:
@@ -282,6 +321,11 @@ class AuditLog:
         fields = self.entry(record, event)
         if self._pid != os.getpid():
             self._after_fork()
+        refused = self._refused
+        if refused is not None:
+            with self._lock:
+                self._pending.append(fields)
+            raise refused
         if self.background:
             if self._writer is None:
                 self._start_writer()
@@ -294,6 +338,8 @@ class AuditLog:
                     self._write_pending()
         except Exception as exc:  # disk full: report on flush/close
             self.error = self.error or exc
+            if exc is self._refused:
+                raise
 
     def _after_fork(self) -> None:
         """In a forked child: own file description (``flock`` is per description), a
@@ -375,32 +421,54 @@ class AuditLog:
     def _open(self) -> None:
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
         self._fd = os.open(self.path, flags, 0o600)
-        self._end = -1
 
     def _close_fd(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
 
-    def _sync_tail(self, strict: bool) -> Tail | None:
-        """Continue from the file's real last line if another writer appended (lock held)."""
+    def _follow(self) -> None:
+        """Refuse, for good, unless the file still ends with the chain this log vouches
+        for (lock held); adopt what other writers appended to it."""
+        if self._refused is not None:
+            raise self._refused
+        problem = self._check_end()
+        if problem is not None:
+            self._refused = ConfigurationError(
+                f"{self.path}: {problem}; this writer refuses to append to it (its last line "
+                f"is seq {self.seq}, hash {self.head}): keep the file, check it with "
+                f"'toolscript audit verify {self.path} --head {self.head}', and write to a "
+                "new file")
+            raise self._refused
+
+    def _check_end(self) -> str | None:
+        """What is wrong with the file's end, or None (then ``head``/``seq`` follow it)."""
         assert self._fd is not None
-        size = os.fstat(self._fd).st_size
-        if size == self._end:
-            return None
+        opened = os.fstat(self._fd)
         try:
-            tail = read_tail(self._fd, size, self.path)
-        except ConfigurationError:
-            if strict:
-                raise
-            # keep the record: chain on from our own last line; verify shows the bad line
-            if size and os.pread(self._fd, 1, size - 1) != b"\n":
-                _write_all(self._fd, b"\n")
-                size += 1
-            self._end = size
+            named = os.stat(self.path)
+        except OSError:
+            return "the log file was removed or renamed"
+        if (named.st_dev, named.st_ino) != (opened.st_dev, opened.st_ino):
+            return "the log file was replaced by another file"
+        size, length = opened.st_size, len(self._own_line)
+        if size < self._own_end:
+            return (f"the log was truncated: it has {size} bytes, and this writer's last "
+                    f"line ended at byte {self._own_end}")
+        if length and os.pread(self._fd, length, self._own_end - length) != self._own_line:
+            return "the last line this writer wrote was changed or removed"
+        if size == self._own_end:
             return None
-        self.head, self.seq, self._end = tail.head, tail.seq, size
-        return tail
+        data = os.pread(self._fd, size - self._own_end, self._own_end)
+        if len(data) != size - self._own_end or not data.endswith(b"\n"):
+            return "the log does not end with a whole line"
+        lines = data.split(b"\n")[:-1]
+        tail, problem = check_lines(lines, Tail(self.head, self.seq), self._sealer)
+        if problem is not None:
+            return f"what follows this writer's last line does not continue its chain ({problem})"
+        self.head, self.seq = tail.head, tail.seq
+        self._own_end, self._own_line = size, lines[-1] + b"\n"
+        return None
 
     def _write_pending(self) -> None:
         """Seal and write every pending entry in one locked append (``_lock`` held)."""
@@ -413,7 +481,11 @@ class AuditLog:
         assert self._fd is not None
         try:
             with _file_lock(self._fd):
-                self._sync_tail(strict=False)
+                try:
+                    self._follow()
+                except ConfigurationError:
+                    self._pending = entries + self._pending  # kept, never written
+                    raise
                 seq, head, parts = self.seq, self.head, []
                 for fields in entries:
                     seq += 1
@@ -426,7 +498,8 @@ class AuditLog:
                 _write_all(self._fd, data)
                 if self.sync == "fsync":
                     os.fsync(self._fd)
-                self._end += len(data)
+                self._own_end += len(data)
+                self._own_line = parts[-1].encode("ascii")
                 self.seq, self.head = seq, head
         finally:
             if reopened:
@@ -481,13 +554,22 @@ class AuditLog:
         self._drain()
 
     def close(self) -> None:
-        """Write everything queued, and close the file. Idempotent."""
+        """Write everything queued, and close the file. Idempotent: a refusal
+        (:attr:`refused`) is raised by the first close only."""
         try:
-            self._drain()
+            if self._refused is None or self._fd is not None:
+                self._drain()
         finally:
             with self._lock:
                 self._close_fd()
-            atexit.unregister(self.close)
+            atexit.unregister(self._close_at_exit)
+
+    def _close_at_exit(self) -> None:
+        """:meth:`close` at interpreter exit: a failure is one line on stderr."""
+        try:
+            self.close()
+        except Exception as exc:
+            sys.stderr.write(f"toolscript: audit log {self.path}: {exc}\n")
 
     def __enter__(self) -> AuditLog:
         return self
