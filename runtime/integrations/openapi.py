@@ -44,7 +44,7 @@ import types
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from http.client import HTTPMessage
 from pathlib import Path
@@ -52,6 +52,12 @@ from typing import IO, Any, Literal
 
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
+from toolscript.runtime.integrations.selectors import (
+    Selector,
+    check_names,
+    normalize,
+    tightened,
+)
 from toolscript.tools import Tool, check_tool_name
 from toolscript.tools.schematool import SchemaTool, python_identifier
 
@@ -250,6 +256,10 @@ class _Operation:
     body_arg: str = "body"
 
 
+_Row = tuple[str, Mapping[str, Any], str, Mapping[str, Any], tuple[str, ...]]
+"""One operation: path, path item, method, operation, its own names."""
+
+
 class OpenAPISource:
     """The operations of one OpenAPI 3 document as tools.
 
@@ -261,9 +271,16 @@ class OpenAPISource:
         headers: extra fixed headers.
         prefix: namespace of the tool names (``{prefix}_{operation}``).
         include: operationIds (or tool names without prefix) to keep.
-        requires_approval: True/False for all, names, or a predicate on
-            ``(method, path)``; default None: every operation that is not
-            read-only (``POST``, ``PUT``, ``PATCH``, ``DELETE``, ...).
+        requires_approval: default None: every operation that is not
+            read-only (``POST``, ``PUT``, ``PATCH``, ``DELETE``, ...). A list
+            of names or a predicate on ``(method, path)`` *adds* operations
+            to that default, never removes one; ``False`` (all) or
+            ``{name: False}`` releases explicitly. Names, here and in
+            ``include``, are operationIds (or, for an operation without one,
+            the generated ``{method}_{path}`` name), never the prefixed tool
+            name; a name that is no operation of the document is a
+            ``ConfigurationError`` from :meth:`tools`
+            (:mod:`~toolscript.runtime.integrations.selectors`).
         timeout_s: the tools' call timeout; a retry waits only when the wait
             fits in it, and each request's socket timeout is what is left.
         retries: how often a ``429``/``503`` with ``Retry-After`` is retried.
@@ -280,7 +297,7 @@ class OpenAPISource:
         headers: Mapping[str, str] | None = None,
         prefix: str = "",
         include: Iterable[str] | None = None,
-        requires_approval: bool | Iterable[str] | Callable[[str, str], bool] | None = None,
+        requires_approval: Selector = None,
         timeout_s: float = 30.0,
         retries: int = 3,
         cross_origin_redirects: Literal["refuse", "strip"] = "refuse",
@@ -294,8 +311,8 @@ class OpenAPISource:
         self.auth = auth
         self.headers = dict(headers or {})
         self.prefix = prefix
-        self.include = set(include) if include is not None else None
-        self.requires_approval = requires_approval
+        self.include = set(normalize(include, "include") or ()) if include is not None else None
+        self.requires_approval = normalize(requires_approval, "requires_approval")
         self.timeout_s = timeout_s
         self.retries = max(0, int(retries))
         if cross_origin_redirects not in ("refuse", "strip"):
@@ -313,27 +330,40 @@ class OpenAPISource:
         """
         tools: list[Tool] = []
         names: set[str] = set()
+        operations = list(self._operations())
+        self._check_names(operations)
+        for path, item, method, operation, own in operations:
+            if self.include is not None and not set(own) & self.include:
+                continue
+            name = f"{self.prefix}_{own[-1]}" if self.prefix else own[-1]
+            if name in names:
+                raise ToolDefinitionError(f"two operations map to the tool name {name!r}")
+            names.add(check_tool_name(name))
+            tools.append(self._tool(name, method, path, item, operation, own))
+        return tools
+
+    def _operations(self) -> Iterator[_Row]:
+        """``(path, item, method, operation, own names)`` of every operation; the own
+        names are its operationId and the identifier made of it (or of method and path)."""
         for path, item in (self.document.get("paths") or {}).items():
             item = self._resolve(item)
             for method in METHODS:
                 operation = item.get(method)
                 if not isinstance(operation, Mapping):
                     continue
-                base = python_identifier(
-                    operation.get("operationId") or f"{method}_{path.strip('/')}"
-                )
-                if (
-                    self.include is not None
-                    and base not in self.include
-                    and operation.get("operationId") not in self.include
-                ):
-                    continue
-                name = f"{self.prefix}_{base}" if self.prefix else base
-                if name in names:
-                    raise ToolDefinitionError(f"two operations map to the tool name {name!r}")
-                names.add(check_tool_name(name))
-                tools.append(self._tool(name, method, path, item, operation))
-        return tools
+                operation_id = operation.get("operationId")
+                base = python_identifier(operation_id or f"{method}_{path.strip('/')}")
+                own = (operation_id, base) if isinstance(operation_id, str) else (base,)
+                yield path, item, method, operation, own
+
+    def _check_names(self, operations: list[_Row]) -> None:
+        """Refuse ``include`` / ``requires_approval`` names that are no operation."""
+        known = {name for *_, own in operations for name in own}
+        exposed = {f"{self.prefix}_{own[-1]}": own[0] for *_, own in operations if self.prefix}
+        label = "OpenAPISource"
+        check_names(None if self.include is None else frozenset(self.include), "include",
+                    known, exposed, label)
+        check_names(self.requires_approval, "requires_approval", known, exposed, label)
 
     def _tool(
         self,
@@ -342,6 +372,7 @@ class OpenAPISource:
         path: str,
         item: Mapping[str, Any],
         operation: Mapping[str, Any],
+        own: tuple[str, ...] = (),
     ) -> Tool:
         properties: dict[str, Any] = {}
         required: list[str] = []
@@ -404,20 +435,14 @@ class OpenAPISource:
             input_schema=input_schema,
             output_schema=self._output_schema(operation),
             read_only=method in READ_ONLY_METHODS,
-            requires_approval=self._needs_approval(name, method, path),
+            requires_approval=self._needs_approval(own, method, path),
             timeout_s=self.timeout_s,
             blocking=True,  # an HTTP request: a hung server must not end an inprocess run
         )
 
-    def _needs_approval(self, name: str, method: str, path: str) -> bool:
-        rule = self.requires_approval
-        if rule is None:
-            return method not in READ_ONLY_METHODS
-        if isinstance(rule, bool):
-            return rule
-        if callable(rule):
-            return bool(rule(method, path))
-        return name in set(rule)
+    def _needs_approval(self, own: tuple[str, ...], method: str, path: str) -> bool:
+        return tightened(self.requires_approval, own, method not in READ_ONLY_METHODS,
+                         lambda predicate: bool(predicate(method, path)))
 
     def _json_body(self, operation: Mapping[str, Any]) -> tuple[dict[str, Any], bool] | None:
         body = operation.get("requestBody")

@@ -47,6 +47,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from toolscript.runtime.integrations.mcp.connection import MCPConnection
+from toolscript.runtime.integrations.selectors import (
+    Selector,
+    check_names,
+    normalize,
+    pinned,
+    tightened,
+)
 from toolscript.tools import Tool, check_tool_name
 from toolscript.tools.schematool import SchemaTool, python_identifier
 
@@ -54,24 +61,12 @@ from toolscript.errors import ConfigurationError, ToolDefinitionError
 
 __all__ = ["MCPToolError", "MCPToolSource"]
 
-Selector = bool | Iterable[str] | Callable[[Any], bool] | None
-
 _CALL_TIMEOUT_S = 300.0
 """How long a call waits for the server when the source has no ``timeout_s``."""
 
 
 class MCPToolError(Exception):
     """The MCP server answered a tool call with ``isError``."""
-
-
-def _selected(selector: Selector, tool: Any, default: bool) -> bool:
-    if selector is None:
-        return default
-    if isinstance(selector, bool):
-        return selector
-    if callable(selector):
-        return bool(selector(tool))
-    return tool.name in set(selector)
 
 
 @asynccontextmanager
@@ -139,12 +134,22 @@ class MCPToolSource:
             the server's name; ``""`` for none.
         include / exclude: MCP tool names to keep / drop.
         read_only: which tools are read-only (run in parallel, allowed by the
-            ``deny`` policy): True/False for all, names, a predicate on the MCP
-            tool, or None (default): the tools the server marks
-            ``readOnlyHint`` and not ``destructiveHint`` (a tool marked both
-            is a write: destructive wins).
-        requires_approval: likewise; None (default) means every tool that is
-            not read-only (writes ask the approval hook first).
+            ``deny`` policy): True/False for all, a list of names or a
+            predicate on the MCP tool (exactly those), a mapping
+            ``{name: bool}`` (the others keep their hints), or None
+            (default): the tools the server marks ``readOnlyHint`` and not
+            ``destructiveHint`` (a tool marked both is a write: destructive
+            wins).
+        requires_approval: None (default): every tool that is not read-only
+            (writes ask the approval hook first). A list of names or a
+            predicate *adds* tools to that default, never removes one;
+            ``False`` (all) or ``{name: False}`` releases explicitly.
+
+        Every name (``include``, ``exclude``, ``read_only``,
+        ``requires_approval``) is the tool's name as the server lists it, not
+        the prefixed one; a name the server does not list is a
+        ``ConfigurationError`` when the tools are built
+        (:mod:`~toolscript.runtime.integrations.selectors`).
         timeout_s: per-call timeout of every tool (else the runtime default).
         connect_timeout_s: how long connecting and listing may take.
         mode: the SDK's protocol negotiation (``"auto"`` or ``"legacy"``).
@@ -165,10 +170,10 @@ class MCPToolSource:
     ) -> None:
         self._server = server
         self._prefix = prefix
-        self._include = set(include) if include is not None else None
-        self._exclude = set(exclude)
-        self._read_only = read_only
-        self._requires_approval = requires_approval
+        self._include = normalize(include, "include") if include is not None else None
+        self._exclude = normalize(exclude, "exclude")
+        self._read_only = normalize(read_only, "read_only")
+        self._requires_approval = normalize(requires_approval, "requires_approval")
         self._timeout_s = timeout_s
         self._connect_timeout_s = connect_timeout_s
         self._mode = mode
@@ -346,24 +351,46 @@ class MCPToolSource:
 
     def _build_tools(self) -> list[Tool]:
         if self._tools is None:
+            self._check_names()
+            include, exclude = self._include, self._exclude
+            assert isinstance(exclude, frozenset)
             self._tools = [
                 self._make_tool(t)
                 for t in self._listing
-                if (self._include is None or t.name in self._include)
-                and t.name not in self._exclude
+                if (not isinstance(include, frozenset) or t.name in include)
+                and t.name not in exclude
             ]
         return list(self._tools)
 
+    def _check_names(self) -> None:
+        """Refuse a selector naming a tool the server does not list."""
+        known = {t.name for t in self._listing}
+        exposed = {form: t.name for t in self._listing
+                   for form in (python_identifier(t.name), self._exposed_name(t.name))}
+        label = f"MCP server {self._label()}"
+        for argument, selector in (("include", self._include), ("exclude", self._exclude),
+                                   ("read_only", self._read_only),
+                                   ("requires_approval", self._requires_approval)):
+            check_names(selector, argument, known, exposed, label)
+
+    def _exposed_name(self, remote_name: str) -> str:
+        base = python_identifier(remote_name)
+        return f"{self.prefix}_{base}" if self.prefix else base
+
     def _make_tool(self, remote: Any) -> Tool:
-        base = python_identifier(remote.name)
-        name = f"{self.prefix}_{base}" if self.prefix else base
+        name = self._exposed_name(remote.name)
         try:
             check_tool_name(name)
         except ToolDefinitionError as exc:
             raise ToolDefinitionError(
                 f"MCP tool {remote.name!r} of {self._label()}: {exc} (choose a shorter prefix=)"
             ) from exc
-        read_only = _selected(self._read_only, remote, hinted_read_only(remote.annotations))
+        names = (remote.name,)
+
+        def ask(predicate: Callable[..., bool]) -> bool:
+            return bool(predicate(remote))
+
+        read_only = pinned(self._read_only, names, hinted_read_only(remote.annotations), ask)
         output_schema = remote.output_schema
         unwrap = _is_result_wrapper(output_schema)
         if unwrap and output_schema is not None:
@@ -380,7 +407,7 @@ class MCPToolSource:
             input_schema=remote.input_schema or {"type": "object"},
             output_schema=output_schema,
             read_only=read_only,
-            requires_approval=_selected(self._requires_approval, remote, not read_only),
+            requires_approval=tightened(self._requires_approval, names, not read_only, ask),
             timeout_s=self._timeout_s,
             blocking=True,  # a request to another process: a hung server must not end the run
         )
