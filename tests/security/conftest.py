@@ -87,3 +87,13 @@ def nothing_left_running() -> Iterator[None]:
     containers = sorted(set(my_containers()) - containers_before)
     assert not leftovers, f"sandbox processes left running: {leftovers}"
     assert not containers, f"sandbox containers left behind: {containers}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print what each reachability crawl visited (counts by type), also under ``-q``."""
+    from reachability import SUMMARIES
+
+    if SUMMARIES:
+        terminalreporter.section("reachability crawl")
+        for line in SUMMARIES:
+            terminalreporter.write_line(line)

@@ -1,0 +1,379 @@
+"""The capability inventory: every type and callable the sandbox may hand to a script.
+
+This is the one reviewed list of what a script can hold. Each entry names a
+class the way ``repr()`` shows it to a script (``'int'``, ``'re.Pattern'``;
+``'enum:Color'``/``'flag:RegexFlag'`` for enum classes, whose ``repr`` has no
+module), how it is exposed, and the rule that makes holding it harmless.
+A script may hold a class listed here, instances of it, and its own classes
+(``__sandbox__.*``) and their instances; nothing else. Per module,
+:data:`MODULES` records how the module is exposed and the rule its facade
+follows (the table that used to live in :mod:`.policy`'s docstring);
+:data:`BUILTINS` and :data:`FACADE_FUNCTIONS` list the callables.
+
+Exposures:
+
+* :data:`REAL` - the standard library's (or Python's) own class;
+* :data:`STAND_IN` - ``type()`` reports a stand-in (:mod:`.standins`):
+  ``isinstance`` and ``repr`` work, calling and subclassing are refused, and
+  the real class is never handed out (instances are);
+* :data:`FACADE` - a sandbox class in place of the real one, which is never
+  reachable (``mro()`` lists the facade);
+* :data:`PRIVATE_COPY` - a class of a private copy of a pure-Python module;
+* :data:`RESTRICTED` - reimplemented in the sandbox with a script's powers only.
+
+``tests/security/test_reachability.py`` crawls every route a script has from a
+fresh namespace on every backend and fails on a class that is not listed, on
+a name two different classes share (a real class behind its facade), and on
+an entry whose exposure does not match what the script finds. A new facade
+member therefore needs an entry here, reviewed against its rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+REAL = "real"
+STAND_IN = "stand-in"
+FACADE = "facade"
+PRIVATE_COPY = "private copy"
+RESTRICTED = "restricted reimplementation"
+EXPOSURES = frozenset({REAL, STAND_IN, FACADE, PRIVATE_COPY, RESTRICTED})
+"""How a class or module is handed to a script (see the module docstring)."""
+
+SCRIPT_CLASS_PREFIX = "__sandbox__."
+"""How ``repr()`` names a class the script created (a class statement, ``namedtuple``,
+``dataclass``, the functional ``Enum`` API): its own, not inventoried."""
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One class a script may hold (and hold instances of)."""
+
+    name: str
+    """The class as ``repr()`` names it to a script."""
+    exposure: str
+    """One of :data:`EXPOSURES`."""
+    rule: str
+    """Why holding it (and its instances) gives a script nothing it should not have."""
+    origin: str
+    """Where a script gets it: ``builtins``, a module name, ``interpreter``, ``tools``."""
+
+
+@dataclass(frozen=True)
+class ModuleDecision:
+    """How one importable module is handed to a script."""
+
+    name: str
+    exposure: str
+    """One of :data:`EXPOSURES`: what the facade's members are, mostly."""
+    rule: str
+    """What every member of the facade satisfies; the exclusions and replacements."""
+
+
+def _names(text: str) -> list[str]:
+    return text.split()
+
+
+def _group(origin: str, exposure: str, rule: str, names: str) -> list[Capability]:
+    return [Capability(name, exposure, rule, origin) for name in _names(names)]
+
+
+_VALUES = ("values and their helper types: no member reads files, takes an attribute "
+           "name, compiles Python or writes to an object the script did not create")
+_ITERATORS = ("iterators, views and descriptors of the builtin types: they read the object "
+              "they came from, nothing else")
+_EXCEPTIONS = ("exception classes: instances hold the arguments they were raised with; "
+               "__traceback__/__context__/__cause__ are hidden names")
+_ABCS = ("abstract base classes: isinstance/issubclass only; register() only on the "
+         "script's own ABCs, for classes the script created")
+_TYPING = ("typing special forms: subscripting builds aliases (their type() is a "
+           "stand-in); nothing evaluates strings")
+
+CLASSES: tuple[Capability, ...] = tuple(
+    _group("builtins", REAL, "a builtin value type: data and its methods",
+           "object int float complex bool str bytes bytearray list tuple dict set frozenset "
+           "range slice NoneType NotImplementedType ellipsis memoryview")
+    + _group("builtins", REAL, "a builtin helper over the values the script passes",
+             "enumerate filter map zip reversed super property classmethod staticmethod")
+    + _group("builtins", REAL, _ITERATORS,
+             "list_iterator tuple_iterator str_iterator str_ascii_iterator bytes_iterator "
+             "bytearray_iterator set_iterator range_iterator longrange_iterator "
+             "dict_keyiterator dict_valueiterator dict_itemiterator dict_keys dict_values "
+             "dict_items mappingproxy memory_iterator callable_iterator "
+             "list_reverseiterator dict_reversekeyiterator dict_reversevalueiterator "
+             "dict_reverseitemiterator odict_iterator odict_keys odict_values odict_items "
+             "generic_alias_iterator iterator "
+             "getset_descriptor member_descriptor method_descriptor wrapper_descriptor "
+             "classmethod_descriptor method-wrapper builtin_function_or_method builtin_method")
+    + _group("builtins", FACADE, "the sandbox's type: type(x) and isinstance(C, type); "
+             "three-argument calls (class creation) are refused; every metaclass shows as it",
+             "type")
+    + _group("interpreter", STAND_IN,
+             "type() of functions, methods, generators, coroutines, code, frames, cells "
+             "and typing aliases: isinstance works, calling and subclassing are refused; "
+             "frame, code and closure internals are hidden names",
+             "function method generator coroutine async_generator cell code frame "
+             "types.GenericAlias typing._GenericAlias typing._SpecialGenericAlias "
+             "typing._CallableType typing._CallableGenericAlias typing._TupleType "
+             "typing._UnionGenericAlias typing._LiteralGenericAlias typing._AnnotatedAlias "
+             "typing._ConcatenateGenericAlias typing._UnpackGenericAlias typing.ForwardRef "
+             "toolscript.sandbox.classfacades._SandboxAnnotatedAlias")
+    + _group("builtins", REAL, "the type of int | str: isinstance only, it cannot be "
+             "instantiated and its arguments are hidden names", "types.UnionType")
+    + _group("builtins", REAL, _EXCEPTIONS,
+             "BaseException Exception ArithmeticError AssertionError AttributeError "
+             "BufferError EOFError FloatingPointError GeneratorExit ImportError IndexError "
+             "KeyError LookupError MemoryError ModuleNotFoundError NameError "
+             "NotImplementedError OSError OverflowError PermissionError RecursionError "
+             "RuntimeError StopIteration TimeoutError TypeError UnboundLocalError "
+             "UnicodeDecodeError UnicodeEncodeError UnicodeError ValueError "
+             "ZeroDivisionError ConnectionError ExceptionGroup BaseExceptionGroup Warning "
+             "UserWarning DeprecationWarning RuntimeWarning FileNotFoundError "
+             "IsADirectoryError InterruptedError StopAsyncIteration SyntaxError")
+    + _group("interpreter", FACADE,
+             "a read-only namespace of curated members (ModuleFacade): no real module "
+             "object is ever handed out", "toolscript.sandbox.guards.ModuleFacade")
+    + _group("tools", STAND_IN,
+             "the stub of a tool: calling it sends {tool, args} to the host; type(tool) "
+             "is a stand-in, so no script builds a stub with its own callback",
+             "toolscript.sandbox.toolcalls.ToolStub")
+    + _group("tools", REAL, _EXCEPTIONS + "; raised by tool calls, holding only JSON data "
+             "from the host",
+             "toolscript.sandbox.toolcalls.ToolError toolscript.sandbox.toolcalls._ToolRaised "
+             "toolscript.sandbox.toolcalls.ToolArgumentError "
+             "toolscript.sandbox.toolcalls.ToolDenied toolscript.sandbox.toolcalls.ToolNotFound "
+             "toolscript.sandbox.toolcalls.ToolTimeout ToolArithmeticError ToolAssertionError "
+             "ToolAttributeError ToolConnectionError ToolFileNotFoundError ToolIndexError "
+             "ToolKeyError ToolLookupError ToolNotImplementedError ToolOSError "
+             "ToolOverflowError ToolRecursionError ToolRuntimeError ToolTypeError "
+             "ToolValueError ToolZeroDivisionError")
+    + _group("calendar", REAL, _VALUES + " (optional module); the localized name lists "
+             "are read-only to scripts", "calendar.Calendar calendar.IllegalMonthError "
+             "calendar.IllegalWeekdayError calendar._localized_day calendar._localized_month")
+    + _group("collections", REAL, _VALUES,
+             "collections.ChainMap collections.Counter collections.OrderedDict "
+             "collections.UserDict collections.UserList collections.UserString "
+             "collections.defaultdict collections.deque _collections._deque_iterator "
+             "_collections._deque_reverse_iterator _collections._tuplegetter")
+    + _group("collections.abc", REAL, _ABCS,
+             "collections.abc.AsyncGenerator collections.abc.AsyncIterable "
+             "collections.abc.AsyncIterator collections.abc.Awaitable "
+             "collections.abc.ByteString collections.abc.Callable collections.abc.Collection "
+             "collections.abc.Container collections.abc.Coroutine collections.abc.Generator "
+             "collections.abc.Hashable collections.abc.ItemsView collections.abc.Iterable "
+             "collections.abc.Iterator collections.abc.KeysView collections.abc.Mapping "
+             "collections.abc.MappingView collections.abc.MutableMapping "
+             "collections.abc.MutableSequence collections.abc.MutableSet "
+             "collections.abc.Reversible collections.abc.Sequence collections.abc.Set "
+             "collections.abc.Sized collections.abc.ValuesView collections.abc.Buffer "
+             "numbers.Number numbers.Complex numbers.Real numbers.Rational numbers.Integral")
+    + _group("copy", REAL, _EXCEPTIONS, "copy.Error")
+    + _group("csv", REAL, _VALUES + "; readers and writers over what the script passes, "
+             "no dialect registry writes", "csv.Dialect csv.DictReader csv.DictWriter "
+             "csv.Sniffer csv.excel csv.excel_tab csv.unix_dialect _csv.Error _csv.reader "
+             "_csv.writer _csv.Dialect")
+    + _group("dataclasses", REAL, "dataclass fields and markers: data; dataclass() and "
+             "friends are facade functions that take only the script's own classes",
+             "dataclasses.Field dataclasses.FrozenInstanceError dataclasses.InitVar "
+             "dataclasses._KW_ONLY_TYPE dataclasses._MISSING_TYPE")
+    + _group("datetime", REAL, _VALUES, "datetime.IsoCalendarDate datetime.date "
+             "datetime.datetime datetime.time datetime.timedelta datetime.timezone "
+             "datetime.tzinfo")
+    + _group("decimal", REAL, _VALUES + "; the template contexts are per-interpreter copies",
+             "decimal.Clamped decimal.Context decimal.ContextManager decimal.ConversionSyntax "
+             "decimal.Decimal decimal.DecimalException decimal.DecimalTuple "
+             "decimal.DivisionByZero decimal.DivisionImpossible decimal.DivisionUndefined "
+             "decimal.FloatOperation decimal.Inexact decimal.InvalidContext "
+             "decimal.InvalidOperation decimal.Overflow decimal.Rounded decimal.Subnormal "
+             "decimal.Underflow")
+    + _group("enum", FACADE, "the enum bases: subclasses whose metaclass checks the "
+             "functional API's member names; mro() lists these, never the real bases",
+             "enum:Enum enum:IntEnum enum:StrEnum flag:Flag flag:IntFlag enum:ReprEnum")
+    + _group("enum", REAL, "enum helpers and the standard library's finished enums "
+             "(their members exist; the functional API of a class with members only "
+             "looks members up)", "enum.auto enum.member enum.nonmember enum.verify "
+             "enum._auto_null enum:EnumCheck enum:FlagBoundary flag:RegexFlag enum:SafeUUID")
+    + _group("fractions", REAL, _VALUES, "fractions.Fraction")
+    + _group("functools", REAL, _VALUES + "; partial objects are the script's own "
+             "(writable like its functions)", "functools.partial functools.partialmethod")
+    + _group("functools", FACADE, "cached_property written in the sandbox: the attribute "
+             "name is checked on every read and the same string stores the value",
+             "functools.cached_property")
+    + _group("hashlib", REAL, _VALUES, "_hashlib.HASH _hashlib.HASHXOF _blake2.blake2b "
+             "_blake2.blake2s")
+    + _group("io", REAL, "in-memory streams owned by the script (no file, no fd)",
+             "_io.StringIO _io.BytesIO _io._BytesIOBuffer _io._IOBase _io._TextIOBase "
+             "_io._BufferedIOBase io.UnsupportedOperation")
+    + _group("itertools", REAL, _VALUES,
+             "itertools.accumulate itertools.chain itertools.combinations "
+             "itertools.combinations_with_replacement itertools.compress itertools.count "
+             "itertools.cycle itertools.dropwhile itertools.filterfalse itertools.groupby "
+             "itertools._grouper itertools.islice itertools.pairwise itertools.permutations "
+             "itertools.product itertools.repeat itertools.starmap itertools.takewhile "
+             "itertools.zip_longest itertools._tee itertools.batched")
+    + _group("json", REAL, _VALUES, "json.decoder.JSONDecodeError json.decoder.JSONDecoder "
+             "json.encoder.JSONEncoder _json.Scanner _json.Encoder")
+    + _group("operator", REAL, _VALUES, "operator.itemgetter")
+    + _group("queue", RESTRICTED, "single-threaded queues written in the sandbox: an "
+             "operation that would block raises at once", "queue.Queue queue.LifoQueue "
+             "queue.PriorityQueue queue.SimpleQueue _queue.Empty queue.Full")
+    + _group("random", REAL, "generators the script creates; the module functions are "
+             "bound methods of a private generator", "random.Random _random.Random")
+    + _group("re", REAL, _VALUES, "re.Match re.Pattern re.error _sre.SRE_Scanner")
+    + _group("statistics", REAL, _VALUES, "statistics.NormalDist statistics.StatisticsError")
+    + _group("string", REAL, _VALUES + "; the format methods of every str are the safe "
+             "ones", "string.Template")
+    + _group("textwrap", PRIVATE_COPY, "the class of the interpreter's private copy of "
+             "textwrap: its shared state is the interpreter's own", "textwrap.TextWrapper")
+    + _group("time", REAL, _VALUES, "time.struct_time")
+    + _group("typing", REAL, _TYPING, "typing._SpecialForm typing._LiteralSpecialForm "
+             "typing.TypeVar typing.ParamSpec typing.Generic typing.Protocol "
+             "typing.SupportsFloat typing.SupportsInt typing.NamedTuple typing.TypedDict "
+             "typing.Any typing._Final typing._Immutable typing._NotIterable "
+             "typing._BoundVarianceMixin typing._PickleUsingNameMixin typing._TypedDictMeta")
+    + _group("typing", FACADE, "Annotated whose aliases cannot be called", "typing.Annotated")
+    + _group("unicodedata", REAL, _VALUES, "unicodedata.UCD")
+    + _group("uuid", REAL, _VALUES, "uuid.UUID")
+    + _group("zoneinfo", FACADE, "ZoneInfo built from tz data read before the script "
+             "started; a key is looked up, never made into a path; no cache controls",
+             "zoneinfo.ZoneInfo")
+    + _group("zoneinfo", REAL, _EXCEPTIONS, "zoneinfo._common.ZoneInfoNotFoundError "
+             "zoneinfo._tzpath.InvalidTZPathWarning")
+)
+"""Every class a script may hold, by the name ``repr()`` gives it."""
+
+BY_NAME: dict[str, Capability] = {entry.name: entry for entry in CLASSES}
+""":data:`CLASSES` by name."""
+
+BUILTINS: dict[str, str] = {
+    **dict.fromkeys(
+        _names("abs all any ascii bin bool callable chr classmethod complex dict divmod enumerate "
+        "filter float format frozenset hash hex id int isinstance issubclass iter len list "
+        "map max min next object oct ord property range repr reversed round set slice sorted "
+        "staticmethod str sum super tuple zip bytes bytearray NotImplemented Ellipsis False "
+        "True None"),
+        "Python's own builtin: works on the values it is given"),
+    **dict.fromkeys(
+        _names("BaseException Exception ArithmeticError AssertionError AttributeError BufferError "
+        "EOFError FloatingPointError GeneratorExit ImportError IndexError KeyError "
+        "LookupError MemoryError ModuleNotFoundError NameError NotImplementedError OSError "
+        "OverflowError PermissionError RecursionError RuntimeError StopIteration "
+        "TimeoutError TypeError UnboundLocalError UnicodeDecodeError UnicodeEncodeError "
+        "UnicodeError ValueError ZeroDivisionError ConnectionError ExceptionGroup "
+        "BaseExceptionGroup Warning UserWarning DeprecationWarning RuntimeWarning "
+        "FileNotFoundError IsADirectoryError InterruptedError"),
+        "an exception class"),
+    **dict.fromkeys(
+        _names("ToolError ToolArgumentError ToolDenied ToolNotFound ToolTimeout"),
+        "an exception class of failed tool calls"),
+    "type": "the sandbox's type (no class creation)",
+    "getattr": "the attribute rule of the policy, for computed names",
+    "hasattr": "existence only",
+    "setattr": "writes only to the script's own objects, never special names",
+    "delattr": "deletes only on the script's own objects, never special names",
+    "vars": "a snapshot of a script object's attributes whose writes go through setattr",
+    "dir": "names without the special ones",
+    "pow": "the integer-size limit of **",
+    "print": "captured output with a size limit",
+    "breakpoint": "refused with a hint",
+    "parallel": "read-only tool calls at once, through the same host call path",
+}
+"""Every name of a script's builtins it can use (besides the tools and the guard
+names, which the policy refuses to compile), with its rule."""
+
+FACADE_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "collections": ("namedtuple",),
+    "copy": ("copy", "deepcopy"),
+    "csv": ("field_size_limit",),
+    "dataclasses": ("dataclass", "fields", "asdict", "astuple", "replace"),
+    "functools": ("update_wrapper", "wraps", "total_ordering"),
+    "hashlib": ("new",),
+    "operator": ("attrgetter", "methodcaller", "pow", "ipow", "lshift", "ilshift"),
+    "time": ("sleep",),
+    "typing": ("get_origin", "NamedTuple", "final", "runtime_checkable", "overload"),
+    "zoneinfo": ("available_timezones",),
+}
+"""Module members that are sandbox functions in place of the real ones (each
+module's rule in :data:`MODULES` says what they check)."""
+
+_PLAIN_DATA = ("functions and classes over plain data: no member takes an attribute name, "
+               "compiles Python or shares mutable state")
+
+MODULES: dict[str, ModuleDecision] = {decision.name: decision for decision in (
+    ModuleDecision("math", REAL, _PLAIN_DATA),
+    ModuleDecision("itertools", REAL, _PLAIN_DATA),
+    ModuleDecision("bisect", REAL, _PLAIN_DATA),
+    ModuleDecision("heapq", REAL, _PLAIN_DATA),
+    ModuleDecision("statistics", REAL, _PLAIN_DATA),
+    ModuleDecision("fractions", REAL, _PLAIN_DATA),
+    ModuleDecision("datetime", REAL, _PLAIN_DATA),
+    ModuleDecision("re", REAL, _PLAIN_DATA + "; excluded: template, purge"),
+    ModuleDecision("json", REAL, _PLAIN_DATA + "; excluded: load, dump (files)"),
+    ModuleDecision("string", REAL, _PLAIN_DATA + "; excluded: Formatter"),
+    ModuleDecision("calendar", REAL, _PLAIN_DATA + " (optional module); excluded: the "
+                   "printing classes and the global setters"),
+    ModuleDecision("unicodedata", REAL, "functions over strings"),
+    ModuleDecision("base64", REAL, "functions over strings and bytes"),
+    ModuleDecision("decimal", REAL, "real classes; per-interpreter copies of the template "
+                   "contexts"),
+    ModuleDecision("random", REAL, "bound methods of a private Random; Random itself"),
+    ModuleDecision("operator", FACADE, "real functions, except attrgetter/methodcaller (the "
+                   "getattr rule) and pow/ipow/lshift/ilshift (the integer-size limit)"),
+    ModuleDecision("textwrap", PRIVATE_COPY, "a private copy of the module per interpreter"),
+    ModuleDecision("collections", REAL, "real classes; namedtuple checks field names (the "
+                   "class is the script's own); UserString.format is the safe one"),
+    ModuleDecision("collections.abc", REAL, "register only on the script's own ABCs, and "
+                   "only for classes the script created"),
+    ModuleDecision("functools", FACADE, "update_wrapper/wraps/total_ordering only on the "
+                   "script's own objects and standard names; cached_property written in the "
+                   "sandbox; singledispatch excluded (evaluates annotation strings)"),
+    ModuleDecision("dataclasses", FACADE, "dataclass/fields/asdict/astuple/replace only on "
+                   "the script's own classes, plain field names and exact Field objects; "
+                   "make_dataclass excluded"),
+    ModuleDecision("typing", FACADE, "an explicit list; get_origin never returns a "
+                   "metaclass; Annotated aliases cannot be called; NamedTuple checks field "
+                   "names; final and runtime_checkable write only to the script's objects; "
+                   "overload keeps no registry; get_type_hints excluded (evaluates strings)"),
+    ModuleDecision("copy", FACADE, "copy/deepcopy over the real functions: the methods a "
+                   "copy consults come only from standard-library classes (no class body "
+                   "defines them, nothing plants them on instances); deepcopy takes no memo; "
+                   "replace excluded"),
+    ModuleDecision("enum", FACADE, "Enum/IntEnum/StrEnum/Flag/IntFlag are subclasses whose "
+                   "metaclass checks the functional API's member names, and mro() shows "
+                   "them in place of the real bases; metaclasses, global_*, pickle_by_*, "
+                   "property excluded"),
+    ModuleDecision("time", FACADE, "clocks and formatting; sleep ends when the run is "
+                   "aborted; tzset excluded"),
+    ModuleDecision("hashlib", REAL, "the named constructors and new over the guaranteed "
+                   "names; file_digest, pbkdf2_hmac, scrypt excluded"),
+    ModuleDecision("io", REAL, "StringIO and BytesIO only: in memory, owned by the script"),
+    ModuleDecision("csv", REAL, "readers and writers over what the script passes; the "
+                   "dialect registry writes and the field_size_limit setter excluded"),
+    ModuleDecision("uuid", REAL, "UUID, uuid3/uuid4/uuid5 and the namespaces; uuid1/getnode "
+                   "(the MAC address) excluded"),
+    ModuleDecision("queue", RESTRICTED, "single-threaded queues written in the sandbox: "
+                   "an operation that would block raises Empty/Full at once"),
+    ModuleDecision("zoneinfo", FACADE, "zones from tz data read before the script starts; "
+                   "a key is looked up, never made into a path"),
+)}
+"""How each importable module is exposed, and the rule its facade follows."""
+
+
+def problems(name: str, distinct: int, refuses_calls: bool) -> list[str]:
+    """What is wrong with a class a script reached, by the inventory: ``name`` as
+    ``repr()`` gives it, ``distinct`` how many different class objects carry that
+    name, ``refuses_calls`` whether calling it is refused as a stand-in's call is.
+    Empty if the script may hold it."""
+    if name.startswith(SCRIPT_CLASS_PREFIX):
+        return []
+    entry = BY_NAME.get(name)
+    if entry is None:
+        return [f"{name}: not in the capability inventory"]
+    found = []
+    if distinct > 1:
+        found.append(f"{name}: {distinct} different classes carry this name (a real class "
+                     "behind its facade or stand-in?)")
+    if entry.exposure == STAND_IN and not refuses_calls:
+        found.append(f"{name}: the script holds the real class, the inventory lists a stand-in "
+                     "(whose calls are refused)")
+    return found
