@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from toolscript.runtime.approval.hooks import ApprovalHook, check_hook
+from toolscript.runtime.approval.policies import check_policy_tools
 from toolscript.sandbox.modules import DEFAULT_MODULES, OPTIONAL_MODULES
 from toolscript.tools import Tool, ToolRegistry
 
@@ -114,6 +115,7 @@ class Runtime:
             raise ConfigurationError("limits must be a toolscript.Limits instance")
         self.limits = limits or Limits()
         approve = check_hook(approve)
+        check_policy_tools(approve, self.registry.names())
         self.modules = tuple(DEFAULT_MODULES if modules is None else modules)
         unknown = set(self.modules) - set(DEFAULT_MODULES) - set(OPTIONAL_MODULES)
         if unknown:
@@ -152,7 +154,8 @@ class Runtime:
 
     @approve.setter
     def approve(self, hook: ApprovalHook | None) -> None:
-        self.dispatcher.approve = check_hook(hook)
+        check_policy_tools(check_hook(hook), self.registry.names())
+        self.dispatcher.approve = hook
 
     @property
     def tools(self) -> ToolRegistry:

@@ -30,6 +30,7 @@ Hierarchy::
 Warnings (``warnings.warn``), for definitions that work but are probably wrong::
 
     DependencyParameterWarning    a tool parameter looks like a host object (inject it)
+    PolicyWarning                 a policy rule or budget names no registered tool
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ __all__ = [
     "ModelRequestError",
     "ModelResponseError",
     "ModelUnavailableError",
+    "PolicyWarning",
     "ProtocolError",
     "SandboxStartError",
     "SchemaError",
@@ -154,3 +156,11 @@ class DependencyParameterWarning(UserWarning):
     """A tool parameter looks like an object the host holds (an account, an inbox,
     a client) rather than a value a model sends; the message names the fix
     (``inject=`` or ``Injected[T]``)."""
+
+
+class PolicyWarning(UserWarning):
+    """A policy rule or budget names a tool the runtime does not have (it can never
+    apply there); the message names close matches. A name that differs from a
+    registered tool's only in case, look-alike characters or ``-``/``_`` is a
+    ``ConfigurationError`` instead: that rule was meant for the tool and would
+    silently never match it."""

@@ -66,6 +66,16 @@ Tools marked ``requires_approval`` are never allowed by ``default =
 "allow"`` or by a rule whose ``tool`` is a pattern: those turn into ``ask``.
 Only an ``allow`` rule naming the tool exactly allows it without asking.
 
+Tool names are exact (``fnmatch`` is case-sensitive). When a policy meets
+its tools (``Runtime(approve=policy)``, ``runtime.approve = policy``, also as
+a plan's fallback: :func:`check_policy_tools`), a rule or budget whose name or
+pattern matches no registered tool but would match one if case, look-alike
+characters and ``-``/``_`` were ignored (``Send_Email`` for ``send_email``) is
+a ``ConfigurationError``: it was meant for that tool and would never apply.
+One that matches no tool at all warns (:class:`~toolscript.errors.PolicyWarning`,
+which ``warnings.simplefilter("error", PolicyWarning)`` turns into an error):
+a policy may be shared by runtimes with different tools.
+
 Budgets (:mod:`toolscript.runtime.approval.budgets`) count approved calls per
 ``run``, ``session``, ``agent_run`` or ``runtime``; a bare number means per
 run. Counts never expire while their scope can still make calls.
@@ -74,9 +84,11 @@ run. Counts never expire while their scope can still make calls.
 from __future__ import annotations
 
 import decimal
+import difflib
 import fnmatch
 import fractions
 import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,9 +105,9 @@ from toolscript.runtime.approval.policy_schema import (
 )
 from toolscript.runtime.approval.textnorm import normalize
 
-from toolscript.errors import ConfigurationError
+from toolscript.errors import ConfigurationError, PolicyWarning
 
-__all__ = ["ACTIONS", "Budget", "Policy", "Rule", "load_policy"]
+__all__ = ["ACTIONS", "Budget", "Policy", "Rule", "check_policy_tools", "load_policy"]
 
 _MISSING = object()
 _UNKNOWN = None  # a condition that cannot be evaluated on this value
@@ -357,12 +369,64 @@ class Policy:
             return Decision.deny(f"policy budget: {spent.describe()}")
         return Decision.allow(reason)
 
+    def check_tools(self, names: Iterable[str]) -> None:
+        """Check every rule's and budget's tool name or pattern against the registered
+        tool ``names`` (see the module docs).
+
+        Raises:
+            ConfigurationError: a name or pattern matches a tool only when case,
+                look-alikes and ``-``/``_`` are ignored (a typo that fails open).
+
+        Warns:
+            PolicyWarning: a name or pattern matches no registered tool.
+        """
+        tools = sorted(set(names))
+        named = [(f"rule {i} ({rule.tool}: {rule.action})", rule.tool)
+                 for i, rule in enumerate(self.rules, start=1)]
+        named += [(f"budget {budget.pattern!r}", budget.pattern) for budget in self.budgets]
+        for where, pattern in named:
+            if any(fnmatch.fnmatchcase(tool, pattern) for tool in tools):
+                continue
+            meant = [tool for tool in tools
+                     if fnmatch.fnmatchcase(_loose(tool), _loose(pattern))]
+            if meant:
+                raise ConfigurationError(
+                    f"policy {where} names {pattern!r}, which matches no tool; tool names are "
+                    f"exact: did you mean {', '.join(map(repr, meant[:5]))}?")
+            close = difflib.get_close_matches(pattern, tools, n=3)
+            hint = f" (close: {', '.join(map(repr, close))})" if close else ""
+            warnings.warn(f"policy {where} names {pattern!r}, which matches no registered "
+                          f"tool{hint}: it never applies here", PolicyWarning, stacklevel=3)
+
     def match(self, request: ToolCallRequest) -> tuple[int, Rule | None]:
         """The first matching rule (1-based index) or ``(0, None)``."""
         for index, rule in enumerate(self.rules, start=1):
             if rule.matches(request):
                 return index, rule
         return 0, None
+
+
+def _loose(name: str) -> str:
+    """A tool name with case, look-alikes and ``-``/``_`` differences removed."""
+    return normalize(name).replace("-", "").replace("_", "")
+
+
+def check_policy_tools(hook: Any, names: Iterable[str]) -> None:
+    """Check the :class:`Policy` objects an approval hook consists of (the hook
+    itself, a plan's ``fallback``, a policy's ``ask``) against the tool ``names``.
+
+    Raises:
+        ConfigurationError: see :meth:`Policy.check_tools`.
+    """
+    names = list(names)
+    seen: set[int] = set()
+    while hook is not None and id(hook) not in seen:
+        seen.add(id(hook))
+        if isinstance(hook, Policy):
+            hook.check_tools(names)
+            hook = hook.ask
+        else:
+            hook = getattr(hook, "fallback", None)
 
 
 def _rule_from_dict(data: Mapping[str, Any], index: int = 0) -> Rule:
