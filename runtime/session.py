@@ -28,6 +28,7 @@ from toolscript.tools.validation import swap_bounds
 from toolscript.errors import ProtocolError
 
 from .backends.base import SandboxDied, SandboxHandle, SandboxSpec
+from .calls import stopping
 from .calls.dispatch import RunContext
 from .calls.messages import cap_text, clean_message, crash_detail
 from .events import RunEndEvent, RunStartEvent, emit
@@ -174,18 +175,34 @@ class Session:
 
     async def run_async(self, code: str) -> RunResult:
         """:meth:`run` for async code: the sandbox I/O runs in a worker thread while
-        the event loop stays free, and ``async def`` tools run on this loop."""
-        from toolscript.tools.asynctools import offload
+        the event loop stays free, and ``async def`` tools run on this loop.
 
-        result: RunResult = await offload(self.run, code)
+        Cancelled (as ``asyncio.run`` cancels it on Ctrl-C), it stops the run
+        before the cancellation goes on: no call of the run starts after that,
+        and its sandbox is replaced."""
+        result: RunResult = await self._stoppable(self.run, code)
         return result
 
     async def call_tool_async(self, name: str, args: Any) -> ToolCallRecord:
         """:meth:`call_tool` for async code (see :meth:`run_async`)."""
+        record: ToolCallRecord = await self._stoppable(self.call_tool, name, args)
+        return record
+
+    @staticmethod
+    async def _stoppable(func: Any, *args: Any) -> Any:
+        """Await ``func(*args)`` in a worker thread; stop what it runs if the wait ends
+        early (see :mod:`~toolscript.runtime.calls.stopping`)."""
         from toolscript.tools.asynctools import offload
 
-        record: ToolCallRecord = await offload(self.call_tool, name, args)
-        return record
+        stopper = stopping.Stopper()
+        token = stopping.CURRENT.set(stopper)
+        try:
+            return await offload(func, *args)
+        except BaseException as exc:  # cancelled: stop the run before the caller hears of it
+            stopper.fire(exc)
+            raise
+        finally:
+            stopping.CURRENT.reset(token)
 
     def close(self) -> None:
         """Stop the sandbox. Idempotent."""
@@ -287,11 +304,16 @@ class Session:
             ctx = RunContext(run_id, self.id, limits.max_tool_calls, self.context,
                              script=code, agent_run_id=self.agent_run_id, limits=limits,
                              deadline=time.monotonic() + limits.wall_time_s)
+            stopper = stopping.take()
             previous = swap_bounds(ctx.bounds)
             try:
-                message, restarted = self._run_in_sandbox(code, ctx)
+                if stopper is not None:
+                    stopper.arm(ctx.stop)
+                message, restarted = self._run_in_sandbox(code, ctx, stopper)
             finally:
                 swap_bounds(previous)
+                if stopper is not None:
+                    stopper.arm(None)
             restarted = restarted or replaced
             if ctx.abort is not None:
                 raise ctx.abort
@@ -355,7 +377,8 @@ class Session:
                              self.runtime.limits.max_output_chars)
         return {"ok": False, "error": {"type": "invalid_result", "message": text}}
 
-    def _run_in_sandbox(self, code: str, ctx: RunContext) -> tuple[dict[str, Any], bool]:
+    def _run_in_sandbox(self, code: str, ctx: RunContext,
+                        stopper: stopping.Stopper | None = None) -> tuple[dict[str, Any], bool]:
         """Send the script, then serve its calls on a worker thread until the result.
 
         The run's calls execute inline in the serving thread (one hand-off per
@@ -395,10 +418,13 @@ class Session:
         handle.attach_calls(_RunCalls(self, serving) if handle.calls_inline else None)
         self.runtime.dispatcher.executor.workers.spawn(
             functools.partial(serving.context.copy().run, self._serve, serving, None))
+        if stopper is not None:
+            stopper.arm(functools.partial(self._give_up, serving))
         try:
             settled = serving.done.acquire(
                 timeout=max(deadline - time.monotonic(), 0.0) + HARD_KILL_GRACE_S)
-        except BaseException:  # Ctrl-C while waiting: the sandbox is mid-run, never reuse it
+        except BaseException as exc:  # Ctrl-C while waiting: the sandbox is mid-run
+            ctx.stop(exc)  # before the caller sees it: no call of the run starts from now
             self._abandon_run(serving)
             raise
         if not settled:  # a hook or the host's own work held the serving thread too long
@@ -411,6 +437,13 @@ class Session:
             raise outcome
         assert outcome is not None
         return outcome
+
+    def _give_up(self, serving: _Serving, cause: BaseException) -> None:
+        """Stop a run its async caller gave up on (from the caller's thread): no call
+        starts, the sandbox is abandoned, and the run's thread raises ``cause``."""
+        serving.ctx.stop(cause)
+        self._abandon_run(serving)
+        serving.settle(cause)
 
     def _abandon_run(self, serving: _Serving) -> None:
         """Give up on a run still being served: this session forgets its sandbox, which
@@ -576,8 +609,11 @@ class Session:
         schema violations come back as a record with ``ok=False``.
         """
         ctx = self._direct_context()
+        stopper = stopping.take()
         previous = swap_bounds(ctx.bounds)
         try:
+            if stopper is not None:
+                stopper.arm(ctx.stop)
             with waiting_sync():
                 self.runtime.dispatcher.call(ctx, name, args, source="direct")
         finally:

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import itertools
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -79,7 +80,7 @@ class RunContext:
     approval hooks see; ``agent_run_id`` the ``Agent.run()`` the run belongs to.
     """
 
-    __slots__ = ("_attempts", "_script_sha256", "abandoned", "abort", "agent_run_id",
+    __slots__ = ("_attempts", "_gate", "_script_sha256", "abandoned", "abort", "agent_run_id",
                  "bounds", "context", "deadline", "max_tool_calls", "records", "retention",
                  "run_id", "script", "session_id")
 
@@ -96,6 +97,8 @@ class RunContext:
         self._script_sha256: str | None = None
         self.records: list[ToolCallRecord] = []
         self.abort: BaseException | None = None
+        """Why the run was stopped (re-raised to the programmer); no call starts once set."""
+        self._gate = threading.Lock()
         self._attempts = itertools.count(1)
         limits = limits if limits is not None else _DEFAULT_LIMITS
         self.deadline = deadline
@@ -112,6 +115,19 @@ class RunContext:
         if self._script_sha256 is None and self.script is not None:
             self._script_sha256 = hashlib.sha256(self.script.encode("utf-8")).hexdigest()
         return self._script_sha256
+
+    def stop(self, cause: BaseException) -> None:
+        """Stop the run, from any thread (the first cause counts): from then on no
+        call of the run starts (:meth:`may_start` is False, checked by every call
+        just before its tool runs); a call already running runs on. Call it
+        before ``cause`` is raised to the programmer."""
+        with self._gate:
+            if self.abort is None:
+                self.abort = cause
+
+    def may_start(self) -> bool:
+        """True if a call may start its tool now (the run was not stopped)."""
+        return self.abort is None
 
     def admit(self) -> bool:
         """Count one attempt; False once the budget is exhausted (thread-safe:
@@ -261,7 +277,7 @@ class Dispatcher:
             else:
                 reply = prepared
         except HostAbort as exc:
-            ctx.abort = exc.cause
+            ctx.stop(exc.cause)
             reply = self._stopped(exc)
         except CallAbandoned:
             return None
@@ -338,7 +354,7 @@ class Dispatcher:
         try:
             decision, decided_by = decide(hook, request)
         except (ApprovalRequired, KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C in a hook
-            ctx.abort = exc
+            ctx.stop(exc)
             record.approved = False
             record.decided_by = "hook"
             record.reason = str(exc)
@@ -371,13 +387,16 @@ class Dispatcher:
         run: AbandonCounter | None = None
         by_deadline = False
         if ctx is not None:
+            if not ctx.may_start():  # stopped since it was approved (Ctrl-C, another call)
+                return _error("host_abort", f"{tool.name}() was not started: the run was "
+                              "stopped by the host", started=False)
             run = ctx.abandoned
             deadline = ctx.deadline
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return _error("timeout", f"{tool.name}() was not started: the run reached "
-                                  "its wall-clock limit")
+                                  "its wall-clock limit", started=False)
                 if timeout is not None and remaining < timeout:
                     timeout, by_deadline = remaining, True
         try:
@@ -508,7 +527,8 @@ class Dispatcher:
             starts.append(time.perf_counter())
             stop = self._must_stop(ctx)
             if stop is not None and stop[0] == "timeout":
-                replies[index] = _error("timeout", f"{record.name}() was not started: {stop[1]}")
+                replies[index] = _error("timeout", f"{record.name}() was not started: {stop[1]}",
+                                        started=False)
                 continue
             prepared = self._prepare(ctx, record, name, args)
             if type(prepared) is tuple:
@@ -530,16 +550,17 @@ class Dispatcher:
                     continue
                 stop = self._must_stop(ctx)
                 if stop is not None:
-                    replies[index] = _error(stop[0], f"{tool.name}() was not started: {stop[1]}")
+                    replies[index] = _error(stop[0], f"{tool.name}() was not started: {stop[1]}",
+                                            started=False)
                     continue
                 try:
                     replies[index] = self._execute(records[index], tool, args, ctx=ctx)
                 except HostAbort as exc:
-                    ctx.abort = ctx.abort or exc.cause
+                    ctx.stop(exc.cause)
                     replies[index] = self._stopped(exc)
             finished = fanout.finish()
         except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C while waiting for the batch
-            ctx.abort = ctx.abort or exc
+            ctx.stop(exc)
             finished = fanout.cancel("host_abort", "the run was stopped by the host")
             for index, _tool, _args in ready:
                 if replies[index] is None and index not in finished:
@@ -555,8 +576,7 @@ class Dispatcher:
                        args: dict[str, Any]) -> Reply:
         """One concurrent call of a batch (on a worker thread; its timeout is the fanout's)."""
         try:
-            return self._execute(record, tool, args, inline=True)
+            return self._execute(record, tool, args, inline=True, ctx=ctx)
         except HostAbort as exc:
-            if ctx.abort is None:
-                ctx.abort = exc.cause
+            ctx.stop(exc.cause)
             return self._stopped(exc)

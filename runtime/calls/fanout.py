@@ -29,8 +29,8 @@ StopCheck = Callable[[], tuple[str, str] | None]
 """``(error type, why)`` when the batch must stop, else None."""
 
 
-def _error(error_type: str, message: str) -> Reply:
-    return {"ok": False, "error": {"type": error_type, "message": message}}
+def _error(error_type: str, message: str, **details: Any) -> Reply:
+    return {"ok": False, "error": {"type": error_type, "message": message, **details}}
 
 
 class Fanout:
@@ -71,7 +71,8 @@ class Fanout:
                 started = self._workers.start(job, functools.partial(self._done, index),
                                               self._run_counter)
             except Overloaded as exc:
-                self.replies[index] = _error("overloaded", f"{name}() did not start: {exc}")
+                self.replies[index] = _error("overloaded", f"{name}() did not start: {exc}",
+                                             started=False)
                 continue
             until = None if timeout is None else time.monotonic() + timeout
             self._running[index] = (started, name, timeout, until)
@@ -120,7 +121,8 @@ class Fanout:
                 self.replies[index] = self._result(started, name)
         while self._queue:
             index, name, _job, _timeout = self._queue.popleft()
-            self.replies[index] = _error(error_type, f"{name}() was not started: {why}")
+            self.replies[index] = _error(error_type, f"{name}() was not started: {why}",
+                                         started=False)
 
     def _wakeup(self, now: float) -> float | None:
         times = [until for _s, _n, _t, until in self._running.values() if until is not None]

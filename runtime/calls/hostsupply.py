@@ -174,7 +174,7 @@ class HostSupply:
         try:
             return self._bind(ctx, record, tool, bound, wait_s)
         except Exception as exc:  # a host set-up error (or a bug): the programmer must see it
-            ctx.abort = exc
+            ctx.stop(exc)
             return _error("host_abort", f"the run was stopped: {exc}")
 
     def _bind(
