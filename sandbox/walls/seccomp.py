@@ -16,12 +16,18 @@ Use::
     f = Filter(errno_action(errno.EPERM))      # default: fail with EPERM
     f.add(ALLOW, "read")
     f.add(ALLOW, "clone", Arg(0, MASKED_EQ, CLONE_THREAD, CLONE_THREAD))
+    f.at_load(lambda f: f.add(ALLOW, "tgkill", Arg(0, EQ, os.getpid())))
     f.load()                                    # enforce; f.release() frees it
+
+Rules that name the loading process (its pid) are added by :meth:`Filter.at_load`
+callbacks, which run in :meth:`Filter.load`: a filter built once in a fork server
+and loaded in each forked child then names the child, never the fork server.
 """
 
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,6 +117,12 @@ class Filter:
         self._set(_ATTR_ACT_BADARCH, KILL_PROCESS)  # i386/x32 calls: kill, never allow
         self._set(_ATTR_CTL_TSYNC, 1)  # every thread gets the filter, or loading fails
         self.unknown: list[str] = []
+        self._at_load: list[Callable[[Filter], object]] = []
+
+    def at_load(self, add_rules: Callable[[Filter], object]) -> None:
+        """Call ``add_rules(self)`` in :meth:`load`, in the process that loads the filter
+        (for rules on its own pid: the filter may be built before a fork)."""
+        self._at_load.append(add_rules)
 
     def _set(self, attr: int, value: int) -> None:
         rc = self._lib.attr_set(self._ctx, attr, value)
@@ -132,8 +144,10 @@ class Filter:
         return True
 
     def load(self) -> None:
-        """Install the filter (irreversible), then free it."""
+        """Add the :meth:`at_load` rules, install the filter (irreversible), then free it."""
         try:
+            for add_rules in self._at_load:
+                add_rules(self)
             rc = self._lib.load(self._ctx)
             if rc < 0:
                 raise SeccompUnavailable(f"seccomp_load failed: error {-rc}")

@@ -17,7 +17,19 @@ Calls with conditions:
   fall back to ``clone``, whose flags a filter can inspect;
 * ``open``/``openat`` only without a write, create, truncate or append flag;
 * ``prlimit64`` only on the process itself (pid 0);
-* ``tgkill`` only to threads of this process (``abort()`` needs it).
+* ``tgkill`` only to threads of this process (``abort()`` and ``raise()`` need
+  it); the rule names the pid of the process that loads the filter, so a
+  filter built in the fork server names each forked child, not the server;
+* ``fcntl`` only with the commands CPython uses (:data:`FCNTL_COMMANDS`:
+  descriptor and status flags, ``dup``), and ``F_SETFL`` never with
+  ``O_ASYNC``: no ``F_SETOWN``/``F_SETSIG``/``O_ASYNC`` (they make the kernel
+  signal any process of the same uid), no leases, locks, dnotify, pipe sizes
+  or seals.
+
+Not allowed at all: ``kill``, ``tkill``, ``rt_sigqueueinfo``,
+``rt_tgsigqueueinfo``, ``pidfd_open``/``pidfd_send_signal``, ``setpgid``,
+``setsid``, and ``ioctl`` (CPython needs none once started: ``isatty`` reads
+the refusal as "not a terminal"), so no ``FIOSETOWN``/``TIOCSTI`` either.
 """
 
 from __future__ import annotations
@@ -32,7 +44,7 @@ ALLOWED: tuple[str, ...] = (
     "brk", "mmap", "munmap", "mprotect", "mremap", "madvise",
     # descriptors already held (the protocol pipes or socket, stderr, /dev/null)
     "read", "readv", "pread64", "preadv", "write", "writev", "close", "close_range",
-    "lseek", "fcntl", "dup", "dup2", "dup3", "fstat", "poll", "ppoll", "select", "pselect6",
+    "lseek", "dup", "dup2", "dup3", "fstat", "poll", "ppoll", "select", "pselect6",
     # file metadata and read-only lookups (what may be read is Landlock's decision)
     "stat", "lstat", "newfstatat", "statx", "access", "faccessat", "faccessat2",
     "readlink", "readlinkat", "getdents64", "getcwd",
@@ -57,6 +69,15 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 DENIED = errno_action(errno.EPERM)
 """What every call off the list gets."""
 
+F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL = 0, 1, 2, 3, 4
+F_DUPFD_CLOEXEC = 1030
+FCNTL_COMMANDS: tuple[int, ...] = (F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_DUPFD_CLOEXEC)
+"""``fcntl`` commands allowed with any argument; ``F_SETFL`` is allowed without
+:data:`SETFL_REFUSED` flags."""
+SETFL_REFUSED = os.O_ASYNC | getattr(os, "O_DIRECT", 0) | getattr(os, "O_NOATIME", 0)
+"""Status flags ``F_SETFL`` may not set: ``O_ASYNC`` (signal delivery to the
+descriptor's owner), ``O_DIRECT`` (packet mode on pipes), ``O_NOATIME``."""
+
 
 def build_filter(*, allow_fork: bool = False) -> Filter:
     """The sandbox's filter, ready to :meth:`~.seccomp.Filter.load`.
@@ -77,8 +98,16 @@ def build_filter(*, allow_fork: bool = False) -> Filter:
         flt.add(ALLOW, "open", Arg(1, MASKED_EQ, _WRITE_FLAGS, 0))
         flt.add(ALLOW, "prlimit64", Arg(0, EQ, 0))
         flt.add(ALLOW, "setrlimit")
-        flt.add(ALLOW, "tgkill", Arg(0, EQ, os.getpid()))
+        for command in FCNTL_COMMANDS:
+            flt.add(ALLOW, "fcntl", Arg(1, EQ, command))
+        flt.add(ALLOW, "fcntl", Arg(1, EQ, F_SETFL), Arg(2, MASKED_EQ, SETFL_REFUSED, 0))
+        flt.at_load(_own_pid_rules)
     except BaseException:
         flt.release()
         raise
     return flt
+
+
+def _own_pid_rules(flt: Filter) -> None:
+    """Rules on the loading process's own pid (run at load time: after any fork)."""
+    flt.add(ALLOW, "tgkill", Arg(0, EQ, os.getpid()))
