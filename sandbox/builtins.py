@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .guards import Guards, SafeType
+from .standins import hide_constructor
 
 _PLAIN = (
     "abs", "all", "any", "ascii", "bin", "bool", "callable", "chr", "classmethod", "complex",
@@ -56,6 +57,35 @@ def sized_call(kind: Any, *args: Any, **kwargs: Any) -> Any:
     return kind(*args, **kwargs)
 
 
+class BuiltinFunction:
+    """A builtin the sandbox implements itself (``print``, ``getattr``...), as a
+    script sees it: ``repr`` is ``<built-in function print>`` as in CPython, not
+    a bound method that names an internal class and shows a host address, and
+    nothing of the implementation is readable (``_func`` is private to a class
+    the script did not create; ``type(print)`` is a stand-in)."""
+
+    __slots__ = ("_func", "_name")
+
+    def __init__(self, name: str, func: Callable[..., Any]) -> None:
+        self._func = func
+        self._name = name
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        return self._func(*args, **kwargs)
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        """The builtin's name."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<built-in function {self._name}>"
+
+
+hide_constructor(BuiltinFunction, "use the builtins the script has",
+                 shown_as="builtin_function_or_method")
+
+
 def _breakpoint(*args: Any, **kwargs: Any) -> None:
     raise NotImplementedError("breakpoint() is not available in the sandbox: print() the values "
                               "you want to inspect")
@@ -77,21 +107,19 @@ def make_builtins(
 ) -> dict[str, Any]:
     """Build the ``__builtins__`` mapping of one interpreter."""
     table: dict[str, Any] = {name: getattr(_builtins, name) for name in _PLAIN + _EXCEPTIONS}
+    own: dict[str, Callable[..., Any]] = {
+        "getattr": guards.dynamic_getattr, "hasattr": guards.hasattr,
+        "setattr": guards.setattr, "delattr": guards.delattr, "vars": guards.vars,
+        "dir": _dir(guards), "pow": guards.pow, "print": print_function,
+        "breakpoint": _breakpoint,
+    }
+    table.update({name: BuiltinFunction(name, func) for name, func in own.items()})
     table.update(
         {
             "type": SafeType,
-            "getattr": guards.dynamic_getattr,
-            "hasattr": guards.hasattr,
-            "setattr": guards.setattr,
-            "delattr": guards.delattr,
-            "vars": guards.vars,
-            "dir": _dir(guards),
-            "pow": guards.pow,
             "bytes": bytes,
             "bytearray": bytearray,
             "_bytes_": sized_call,
-            "print": print_function,
-            "breakpoint": _breakpoint,
             "__import__": import_function,
             "__build_class__": guards.build_class,
             "_match_class_": guards.match_classes,

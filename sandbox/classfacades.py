@@ -19,6 +19,7 @@ import dataclasses as _dataclasses
 import enum as _enum
 import functools as _functools
 import inspect
+import types
 import typing as _typing
 from collections import namedtuple as _namedtuple
 from collections.abc import Callable, Mapping
@@ -26,7 +27,7 @@ from typing import Any
 
 from .guards import Guards, SafeType
 from .policy import check_field_names, field_name_problem
-from .standins import hide_constructor
+from .standins import hide_constructor, show_facade
 
 SCRIPT_MODULE = "__sandbox__"
 """``__module__`` of the classes scripts create (the script namespace's ``__name__``)."""
@@ -61,32 +62,62 @@ def namedtuple_facade(guards: Guards) -> Callable[..., Any]:
 
 # --- functools ------------------------------------------------------------------------
 
-class cached_property(_functools.cached_property):  # type: ignore[type-arg]
-    """``functools.cached_property`` whose attribute name is checked on every read.
+class cached_property:
+    """``functools.cached_property``, written here so that a script never holds the
+    real class (``functools.cached_property.mro()`` lists only this one).
 
-    The real one stores the value with ``instance.__dict__[self.attrname] = value``;
-    a script's subclass can rewrite ``attrname`` (its instances are the
-    script's own), which would plant ``__reduce_ex__`` or ``__deepcopy__`` on
-    an instance for ``copy`` to trust.
+    The real one stores the value with ``instance.__dict__[self.attrname] = value``
+    and reads ``attrname`` again after calling the getter, so a script could
+    plant ``__reduce_ex__`` or ``__deepcopy__`` on an instance for ``copy`` to
+    trust by rewriting ``attrname`` (on its own subclass) before or during the
+    call. Here the name is read once per access, checked, and that same string
+    is used to store the value.
     """
 
     def __init__(self, func: Callable[[Any], Any]) -> None:
         name = getattr(func, "__name__", None)
         if type(name) is str and name.isidentifier():  # refused where the message reaches
             check_field_names("functools.cached_property", [name])  # the script unwrapped
-        super().__init__(func)
+        self.func = func
+        self.attrname: Any = None
+        self.__doc__ = getattr(func, "__doc__", None)
+        self.__module__ = getattr(func, "__module__", None)  # type: ignore[assignment]
 
     def __set_name__(self, owner: type, name: str) -> None:
         check_field_names("functools.cached_property", [name])
-        super().__set_name__(owner, name)
+        if self.attrname is None:
+            self.attrname = name
+        elif name != self.attrname:
+            raise TypeError("Cannot assign the same cached_property to two different names "
+                            f"({self.attrname!r} and {name!r}).")
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        if instance is not None and self.attrname is not None:
-            check_field_names("functools.cached_property", [self.attrname])
-        return super().__get__(instance, owner)
+        if instance is None:
+            return self
+        name = self.attrname
+        if name is None:
+            raise TypeError("Cannot use cached_property instance without calling "
+                            "__set_name__ on it.")
+        check_field_names("functools.cached_property", [name])
+        try:
+            cache = instance.__dict__
+        except AttributeError:
+            raise TypeError(f"No '__dict__' attribute on {type(instance).__name__!r} instance "
+                            f"to cache {name!r} property.") from None
+        if type(cache) is not dict:
+            raise TypeError(f"cached_property needs a plain instance dictionary on "
+                            f"{type(instance).__name__!r} objects")
+        if name in cache:
+            return cache[name]
+        value = self.func(instance)
+        cache[name] = value
+        return value
+
+    __class_getitem__ = classmethod(types.GenericAlias)  # type: ignore[var-annotated]
 
 
 cached_property.__module__ = "functools"
+show_facade(_functools.cached_property, cached_property)
 
 
 def functools_members(guards: Guards, members: dict[str, Any]) -> dict[str, Any]:
@@ -349,22 +380,29 @@ ENUM_EXCLUDED = frozenset({
 
 
 def _functional_names(names: Any) -> tuple[Any, list[Any]]:
-    """``names`` as the functional API will see it (an iterator read once), and the
-    member names in it."""
+    """``names`` as the functional API will see it, and the member names in it.
+
+    What is passed on is a new plain list or dict built from one read of
+    ``names``: a script's mapping, iterator or pair could answer differently
+    when the real functional API reads it a second time, after the check."""
     if isinstance(names, str):
-        names = names.replace(",", " ").split()
+        names = str.split(str.replace(str(names), ",", " "))
         return names, list(names)
     if isinstance(names, Mapping):
-        return names, list(names)
-    names = list(names)
-    member_names = []
-    for item in names:
-        if isinstance(item, str):
-            member_names.append(item)
+        pairs = {}
+        for name in list(names):
+            pairs[name] = names[name]
+        return pairs, list(pairs)
+    items: list[Any] = []
+    for item in list(names):
+        if type(item) is str:
+            items.append(item)
         else:
-            name, _value = item
-            member_names.append(name)
-    return names, member_names
+            name, value = item
+            items.append((name, value))
+    if any(type(item) is str for item in items) and not all(type(item) is str for item in items):
+        raise TypeError("enum names must be all strings or all (name, value) pairs")
+    return items, [item if type(item) is str else item[0] for item in items]
 
 
 class _SafeEnumType(_enum.EnumType):
@@ -406,6 +444,10 @@ for _base in (_enum.Enum, _enum.IntEnum, _enum.StrEnum, _enum.Flag, _enum.IntFla
     _facade = _facade_enum(_base)
     _REAL_ENUM_BASES[_facade] = _base
     _FACADE_ENUM_BASES[_base.__name__] = _facade
+    show_facade(_base, _facade)
+# ``ReprEnum`` cannot have a facade subclass (it must be mixed with a data type); in the
+# MRO of ``IntEnum``, ``re.RegexFlag``... it shows as an inert stand-in
+hide_constructor(_enum.ReprEnum, "subclass enum.IntEnum or enum.StrEnum")
 
 
 def enum_members(members: dict[str, Any]) -> dict[str, Any]:

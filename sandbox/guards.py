@@ -19,7 +19,6 @@ import random
 import string
 import sys
 import types
-import weakref
 from collections import UserString
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -33,7 +32,7 @@ from .policy import (
     attribute_rule,
     check_field_names,
 )
-from .standins import STAND_INS
+from .standins import STAND_INS, visible_mro
 
 WRITABLE_INSTANCES: tuple[type, ...] = (
     BaseException, decimal.Context, collections.defaultdict, functools.partial,
@@ -143,6 +142,76 @@ def safe_type_of(obj: object) -> Any:
     return SafeType if issubclass(kind, type) else kind
 
 
+def mro_of(obj: Any) -> Any:
+    """``obj.mro``: ``type.mro`` lists the real classes behind the facades
+    (``enum.Enum.mro()[1]`` was the real ``Enum``, whose functional API takes any
+    member name), so for a class the method is replaced by one that lists what
+    :func:`.standins.visible_mro` shows; ``type.mro(C)`` (the sandbox's ``type``)
+    works as in Python. A script's own ``mro`` method or attribute is left alone."""
+    value = obj.mro
+    if not (isinstance(value, types.BuiltinMethodType) and isinstance(obj, type)):
+        return value
+    if obj is SafeType:
+        def mro(cls: Any) -> list[type]:
+            if not isinstance(cls, type):
+                raise TypeError("descriptor 'mro' for 'type' objects doesn't apply to a "
+                                f"'{type(cls).__name__}' object")
+            return visible_mro(cls)
+
+        return mro
+    return lambda: visible_mro(obj)
+
+
+def _check_finalizer_free(name: str, base: type) -> None:
+    """Refuse a base class with a finalizer (``__del__``; ``io.StringIO`` and
+    ``io.BytesIO`` have one that calls ``close()``).
+
+    A finalizer runs when the garbage collector gets to the object, which can
+    be after the run ended: in process in a host thread, with no watchdog, so
+    a script's ``close()`` (or any method the finalizer calls) would run
+    outside every limit. Class bodies cannot define ``__del__`` themselves."""
+    for klass in _MRO_OF(base):
+        if "__del__" in klass.__dict__:
+            raise TypeError(
+                f"class {name}: {base.__name__} cannot be subclassed in the sandbox (its "
+                "finalizer would call the script's methods after the run); keep an instance "
+                f"in an attribute instead (self.buffer = {base.__name__}())")
+
+
+_MRO_OF = type.__dict__["__mro__"].__get__
+
+
+class TracebackStandIn:
+    """What a script's ``__exit__`` receives instead of a live traceback: a
+    traceback leads to frames, so it is not handed out; this one is true, as a
+    traceback is, and has nothing to read."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<traceback object>"
+
+
+TRACEBACK_STAND_IN = TracebackStandIn()
+
+
+def _exit_without_traceback(exit_method: Any) -> Callable[..., Any]:
+    """The class attribute ``__exit__`` of a script's class, called with
+    :data:`TRACEBACK_STAND_IN` (or None) as its traceback argument; a
+    ``staticmethod``, ``classmethod`` or other descriptor is bound as ``with``
+    would bind it."""
+    binder = getattr(type(exit_method), "__get__", None)
+
+    def __exit__(self: Any, kind: Any, value: Any, traceback: Any, /) -> Any:
+        if traceback is not None:
+            traceback = TRACEBACK_STAND_IN
+        if binder is None:
+            return exit_method(kind, value, traceback)
+        return binder(exit_method, self, type(self))(kind, value, traceback)
+
+    return __exit__
+
+
 class InstanceVars(dict):  # type: ignore[type-arg]
     """What ``vars(obj)`` returns: a snapshot of the instance's attributes whose
     writes go to the object through the sandbox's ``setattr``/``delattr``.
@@ -217,13 +286,16 @@ STAND_INS[InstanceVars] = dict
 
 
 class MatchClasses(dict):  # type: ignore[type-arg]
-    """``_match_class_``: ``_match_class_[C, n]`` is :meth:`Guards.match_class`
-    of ``(C, n)``, remembered (a dictionary hit costs a fraction of a call).
+    """``_match_class_``: ``_match_class_[C, n]`` is what :meth:`Guards.match_class`
+    decided for ``(C, n)`` (a dictionary hit costs a fraction of a call).
 
-    A class's ``__match_args__`` does not change once it exists, except when
-    ``dataclass`` decorates an existing class: the dataclass facade calls
-    :meth:`clear`. At most :data:`LIMIT` entries are kept, so that classes
-    made in a loop are not kept alive.
+    A remembered verdict cannot go stale in a way that matters: for a class
+    whose attributes can change, the verdict is a stand-in carrying the very
+    ``__match_args__`` value that was checked, and that copy is what the
+    interpreter reads when the pattern runs; a write that changes
+    ``C.__match_args__`` afterwards changes nothing the pattern reads. (The
+    ``dataclass`` facade clears the table so that a pattern sees the fields a
+    decorated class gained.) At most :data:`LIMIT` entries are kept.
     """
 
     LIMIT = 1024
@@ -234,19 +306,35 @@ class MatchClasses(dict):  # type: ignore[type-arg]
 
     def __missing__(self, key: tuple[Any, int]) -> Any:
         cls, nargs = key
+        if not isinstance(cls, type):
+            return cls  # not a class: the interpreter raises its own TypeError
         verdict = self._decide(cls, nargs)
-        if len(self) < self.LIMIT:
-            self[key] = verdict
+        if len(self) >= self.LIMIT:
+            self.clear()
+        self[key] = verdict
         return verdict
+
+
+def _match_args(cls: type) -> Any:
+    try:
+        return cls.__match_args__
+    except AttributeError:
+        return _NO_MATCH_ARGS
+
+
+_NO_MATCH_ARGS = object()
+_IMMUTABLE_TYPE = 1 << 8
+"""``Py_TPFLAGS_IMMUTABLETYPE``: builtin and extension types whose attributes no
+one can set, so their ``__match_args__`` is the same at check and at match."""
+_MATCH_SELF = 1 << 22
+"""``Py_TPFLAGS_MATCH_SELF``: ``case int(x)`` binds the subject itself."""
+_MATCH_SELF_BASES = (int, float, str, bytes, bytearray, list, tuple, dict, set, frozenset)
 
 
 class _MatchClassMeta(type):
     """Metaclass of the stand-ins :meth:`Guards.match_class` hands to class
-    patterns: ``isinstance`` runs the stand-in's checks on the subject."""
-
-    def __instancecheck__(cls, subject: object) -> bool:
-        check: Callable[[object], bool] = cls.__dict__["_sandbox_check"]
-        return check(subject)
+    patterns: each stand-in gets a subclass whose ``__instancecheck__`` is
+    ``cls``'s ``isinstance`` plus the stand-in's checks on the subject."""
 
 
 def _scrub_exception(exc: BaseException) -> None:
@@ -275,8 +363,6 @@ class Guards:
         self.classes: set[type] = set()
         self.writable_instances: tuple[type, ...] = WRITABLE_INSTANCES
         self._formatter = _SafeFormatter(self)
-        self._match_stand_ins: weakref.WeakKeyDictionary[type, dict[tuple[Any, ...], type]] = (
-            weakref.WeakKeyDictionary())
         self.match_classes = MatchClasses(self.match_class)
 
     # --- ownership ---------------------------------------------------------------
@@ -292,6 +378,8 @@ class Guards:
             if isinstance(base, type) and issubclass(base, type):
                 raise TypeError(f"class {name}: a class statement cannot subclass type (or a "
                                 "metaclass) in the sandbox; define a plain class instead")
+            if isinstance(base, type):
+                _check_finalizer_free(name, base)
         cls = __build_class__(func, name, *bases, **kw)
         if isinstance(cls, type):
             if issubclass(cls, type):  # pragma: no cover - the bases check above decides
@@ -299,6 +387,8 @@ class Guards:
             match_args = cls.__dict__.get("__match_args__")
             if type(match_args) is tuple:
                 check_field_names(f"class {name}", match_args)
+            if "__exit__" in cls.__dict__:
+                type.__setattr__(cls, "__exit__", _exit_without_traceback(cls.__dict__["__exit__"]))
             self.classes.add(cls)
         return cls
 
@@ -335,6 +425,8 @@ class Guards:
             return self.init_of(obj)
         if name == "register":
             return self.register_of(obj)
+        if name == "mro":
+            return mro_of(obj)
         if name[:1] == "_":
             self.check_private(obj, name)
         return getattr(obj, name)
@@ -421,8 +513,9 @@ class Guards:
             return
         if not self.owns(obj):
             raise AttributeError(
-                f"attribute {name!r} is private to {type(obj).__name__!r} and not available in "
-                "the sandbox (private attributes are readable only on the script's own objects)"
+                f"attribute {name!r} is private to {safe_type_of(obj).__name__!r} and not "
+                "available in the sandbox (private attributes are readable only on the script's "
+                "own objects)"
             )
 
     def dynamic_getattr(self, obj: Any, name: str, *default: Any) -> Any:
@@ -447,49 +540,43 @@ class Guards:
             raise _hidden(name)
 
     # --- class patterns ----------------------------------------------------------
-    def match_class(self, cls: Any, nargs: int) -> Any:
-        """The class a class pattern with ``nargs`` positional sub-patterns may use
-        (the policy evaluates ``_match_class_[C, n]`` before the ``match``, see
-        :class:`MatchClasses`).
+    def match_class(self, cls: type, nargs: int) -> Any:
+        """What a class pattern with ``nargs`` positional sub-patterns uses for the
+        class ``cls`` (the policy evaluates ``_match_class_[C, n]`` just before
+        the ``match``, see :class:`MatchClasses`).
 
-        The pattern reads ``cls.__match_args__[:nargs]`` from the subject with
-        the interpreter's own ``getattr``. If those names are plain attributes
-        (what the policy compiles to an unguarded read anyway), ``cls`` is
-        returned unchanged. Otherwise a stand-in with the same
-        ``__match_args__`` is returned: when a subject is an instance of
-        ``cls``, it refuses hidden names and reads the others through
-        :meth:`getattr` first (private names only on the script's own objects,
-        ``format``/``register``/``__class__``/``__init__`` only where the guard
-        would hand out the same object).
+        The pattern reads ``__match_args__[:nargs]`` from the subject with the
+        interpreter's own ``getattr``. ``cls.__match_args__`` is read once, here.
+        An immutable type (``int``, ``str``...) whose names are plain is used as
+        it is. Any other class is replaced by a stand-in whose
+        ``__match_args__`` is the value read here (the interpreter never reads
+        ``cls``'s again) and whose ``isinstance`` is ``cls``'s. When a subject is
+        an instance of ``cls``, the stand-in refuses hidden names and reads
+        every other name that is not a plain attribute through :meth:`getattr`
+        first (private names only on the script's own objects,
+        ``format``/``register``/``mro``/``__class__``/``__init__`` only where the
+        guard would hand out the same object). A class without
+        ``__match_args__`` keeps ``case int(x)``'s meaning: its stand-in
+        derives from the builtin type that binds the subject itself.
         """
-        if not isinstance(cls, type):
-            return cls  # the interpreter raises its own TypeError
-        names = getattr(cls, "__match_args__", None)
-        if type(names) is not tuple or len(names) < nargs:
+        names = _match_args(cls)
+        read = names[:nargs] if type(names) is tuple else ()
+        checked = tuple(n for n in read if type(n) is str and attribute_rule(n) != PLAIN)
+        if nargs == 0 or (not checked and cls.__flags__ & _IMMUTABLE_TYPE):
             return cls
-        read = tuple(names[:nargs])
-        if all(type(n) is not str or attribute_rule(n) == PLAIN for n in read):
-            return cls
-        by_names = self._match_stand_ins.setdefault(cls, {})
-        stand_in = by_names.get(read)
-        if stand_in is None:
-            stand_in = by_names[read] = self._match_stand_in(cls, names, read)
-        return stand_in
+        return self._match_stand_in(cls, names, checked)
 
-    def _match_stand_in(self, cls: type, names: tuple[Any, ...], read: tuple[Any, ...]) -> type:
-        real = weakref.ref(cls)
-        checked = [n for n in read if type(n) is str and attribute_rule(n) != PLAIN]
+    def _match_stand_in(self, cls: type, names: Any, checked: tuple[str, ...]) -> type:
         guards = self
 
         def check(subject: object) -> bool:
-            target = real()
-            if target is None or not isinstance(subject, target):
+            if not isinstance(subject, cls):
                 return False
             for name in checked:
                 if attribute_rule(name) == HIDDEN:
                     raise AttributeError(
-                        f"class pattern {target.__name__}(...) would read the hidden attribute "
-                        f"{name!r}; capture the object instead (case {target.__name__}() as obj) "
+                        f"class pattern {cls.__name__}(...) would read the hidden attribute "
+                        f"{name!r}; capture the object instead (case {cls.__name__}() as obj) "
                         "and read the attributes you need in the case body")
                 value = guards.getattr(subject, name)
                 if name.startswith("_") and name not in ("__class__", "__init__"):
@@ -497,15 +584,29 @@ class Guards:
                 raw = getattr(subject, name)
                 if value is not raw and value != raw:
                     raise AttributeError(
-                        f"class pattern {target.__name__}(...) cannot read {name!r} from a "
+                        f"class pattern {cls.__name__}(...) cannot read {name!r} from a "
                         f"{type(subject).__name__!r} object; capture the object instead (case "
-                        f"{target.__name__}() as obj) and use obj.{name}")
+                        f"{cls.__name__}() as obj) and use obj.{name}")
             return True
 
-        return _MatchClassMeta(cls.__name__, (), {
-            "__match_args__": names, "__module__": cls.__module__,
-            "__qualname__": cls.__qualname__, "_sandbox_check": staticmethod(check),
-        })
+        def plain(meta: type, subject: object) -> bool:
+            return isinstance(subject, cls)
+
+        def checking(meta: type, subject: object) -> bool:
+            return check(subject)
+
+        namespace: dict[str, Any] = {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__, "__slots__": (),
+        }
+        bases: tuple[type, ...] = ()
+        if names is _NO_MATCH_ARGS:
+            if cls.__flags__ & _MATCH_SELF:
+                bases = next(((b,) for b in _MATCH_SELF_BASES if issubclass(cls, b)), ())
+        else:
+            namespace["__match_args__"] = names
+        meta = type("_MatchClassMeta", (_MatchClassMeta,),
+                    {"__instancecheck__": checking if checked else plain})
+        return meta(cls.__name__, bases, namespace)
 
     def hasattr(self, obj: Any, name: str) -> bool:
         """The sandbox's ``hasattr``: existence is harmless to reveal."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import audithook, watchdog
-from .builtins import make_builtins
+from .builtins import BuiltinFunction, make_builtins
 from .codec import NotJSONData, json_size, to_json_data
 from .defaults import (
     DEFAULT_MAX_OUTPUT_CHARS,
@@ -124,7 +124,7 @@ class Interpreter:
         self.modules = ModuleTable(self.allowed_modules, guards)
         builtins = make_builtins(guards, self.output.print, self.modules.import_)
         builtins.update(SCRIPT_EXCEPTIONS)
-        builtins["parallel"] = self.caller.parallel
+        builtins["parallel"] = BuiltinFunction("parallel", self.caller.parallel)
         for spec in self.tools:
             params = [p["name"] for p in spec.get("params", [])
                       if p.get("kind", "positional_or_keyword") != "keyword_only"]

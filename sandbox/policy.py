@@ -205,7 +205,8 @@ SPECIAL_ATTRIBUTE_SUBSTITUTES = {
 PLAIN_DUNDER_READS = frozenset({"__name__", "__qualname__", "__doc__", "__init__"})
 """Dunder attributes any object may expose: strings and the bound initializer."""
 
-GUARDED_ATTRIBUTES = frozenset({"format", "format_map", "__class__", "__init__", "register"})
+GUARDED_ATTRIBUTES = frozenset({"format", "format_map", "__class__", "__init__", "register",
+                                "mro"})
 """Attribute loads that always go through the runtime ``_getattr_`` guard."""
 
 HIDDEN_ATTRIBUTES = INSPECT_ATTRIBUTES | frozenset({"co_consts", "cell_contents"})

@@ -21,6 +21,10 @@ STAND_INS: dict[type, Any] = {}
 _REAL_TYPES: dict[type, type] = {}
 """Stand-in -> the real type it reports."""
 _STAND_IN_HINTS: dict[type, str] = {}
+_SHOWN_NAMES: dict[type, str] = {}
+FACADE_OF: dict[type, type] = {}
+"""Real class -> the facade class a script sees in its place (``enum.Enum``...):
+what ``mro()`` lists instead of the real class (see :func:`visible_mro`)."""
 
 
 class _StandInMeta(type):
@@ -44,6 +48,9 @@ class _StandInMeta(type):
                         f"{_STAND_IN_HINTS.get(cls, 'use the objects the script already has')}")
 
     def __repr__(cls) -> str:
+        shown = _SHOWN_NAMES.get(cls)
+        if shown is not None:
+            return f"<class {shown!r}>"
         real = _REAL_TYPES.get(cls)
         return repr(real) if real is not None else type.__repr__(cls)
 
@@ -83,13 +90,18 @@ for _alias in _alias_classes():
     _HIDDEN_CONSTRUCTORS[_alias] = "subscript the class or typing object, e.g. list[int]"
 
 
-def hide_constructor(real: type, hint: str) -> Any:
-    """Make ``type(x)`` report a stand-in for instances of ``real`` (see :class:`_StandInMeta`)."""
-    name = real.__name__
+def hide_constructor(real: type, hint: str, shown_as: str | None = None) -> Any:
+    """Make ``type(x)`` report a stand-in for instances of ``real`` (see
+    :class:`_StandInMeta`), named ``shown_as`` if given (an internal class shows
+    no module path: ``<class 'tool'>``)."""
+    name = shown_as or real.__name__
     stand_in = _StandInMeta(name, (), {
-        "__module__": real.__module__, "__qualname__": real.__qualname__,
+        "__module__": "builtins" if shown_as else real.__module__,
+        "__qualname__": shown_as or real.__qualname__,
         "__init_subclass__": classmethod(_refuse_subclass),
     })
+    if shown_as:
+        _SHOWN_NAMES[stand_in] = shown_as
     _REAL_TYPES[stand_in] = real
     STAND_INS[real] = stand_in
     _STAND_IN_HINTS[stand_in] = hint
@@ -98,3 +110,24 @@ def hide_constructor(real: type, hint: str) -> Any:
 
 for _real, _hint in _HIDDEN_CONSTRUCTORS.items():
     hide_constructor(_real, _hint)
+
+
+def show_facade(real: type, facade: type) -> None:
+    """Let ``mro()`` list ``facade`` wherever the real class ``real`` would appear."""
+    FACADE_OF[real] = facade
+
+
+_MRO_OF = type.__dict__["__mro__"].__get__
+
+
+def visible_mro(cls: type) -> list[type]:
+    """``cls.mro()`` as a script sees it: every real class that a facade stands for
+    is replaced by that facade (once), and a type with a stand-in by the stand-in,
+    so that no class the sandbox keeps out of reach is listed (``enum.Enum.mro()``
+    would otherwise hand out the real ``Enum`` and its functional API)."""
+    seen: list[type] = []
+    for base in _MRO_OF(cls):
+        shown = FACADE_OF.get(base) or STAND_INS.get(base) or base
+        if shown not in seen:
+            seen.append(shown)
+    return seen

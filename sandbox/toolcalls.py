@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from .codec import NotJSONData, to_json_data
 from .guards import AbortState, SandboxAbort
+from .standins import hide_constructor
 
 
 class HostLink(Protocol):
@@ -191,6 +192,12 @@ class ToolStub:
 
     def __repr__(self) -> str:
         return f"<tool {self._name}>"
+
+
+# ``type(tool)(name, params, read_only, doc, callback)`` would make stubs with any
+# name, any read-only claim and any callback
+hide_constructor(ToolStub, "call the tools by name: every tool the script may call is "
+                 "already defined", shown_as="tool")
 
 
 class ToolCaller:

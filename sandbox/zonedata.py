@@ -12,6 +12,7 @@ unknown zone. Zones are cached per process, as ``zoneinfo`` does.
 
 from __future__ import annotations
 
+import datetime
 import io
 import os
 import threading
@@ -61,44 +62,106 @@ def _not_found(key: object) -> _zoneinfo.ZoneInfoNotFoundError:
         "zoneinfo.available_timezones(), e.g. 'Europe/Paris', 'UTC')")
 
 
-def _build(cls: type, key: str) -> Any:
+def _real_zone(key: Any) -> _zoneinfo.ZoneInfo:
+    """The real zone for ``key``, built from the preloaded bytes (never a path)."""
     if type(key) is not str:
         raise TypeError(f"ZoneInfo key must be a string, not {type(key).__name__!r}")
     preload()  # no-op once loaded; reads the files on a backend without walls
     data = _ZONES.get(key)
     if data is None:
         raise _not_found(key)
-    return super(ZoneInfo, cls).from_file(io.BytesIO(data), key=key)  # type: ignore[misc]
+    return _zoneinfo.ZoneInfo.from_file(io.BytesIO(data), key=key)
 
 
-class ZoneInfo(_zoneinfo.ZoneInfo):
-    """``zoneinfo.ZoneInfo`` built from the preloaded tz data (see the module docstring)."""
+class ZoneInfo(datetime.tzinfo):
+    """``zoneinfo.ZoneInfo`` over the preloaded tz data (see the module docstring).
+
+    Not a subclass of the real class: a script that held the real
+    ``zoneinfo.ZoneInfo`` (through ``mro()`` or ``super()``) would reach the
+    process-wide cache controls and ``no_cache``, which reads zone files from
+    the host's file system. The real zone this one delegates to sits in a slot
+    whose name no attribute rule lets a script read (``vars()`` does not list
+    slots).
+    """
+
+    __slots__ = ("_zone_",)
 
     def __new__(cls, key: str) -> Any:
         if cls is not ZoneInfo:  # a script's subclass: never in the process-wide cache
-            return _build(cls, key)
+            return cls._wrap_(_real_zone(key))
         with _LOCK:
             zone = _CACHE.get(key) if type(key) is str else None
         if zone is None:
-            zone = _build(cls, key)
+            zone = cls._wrap_(_real_zone(key))
             with _LOCK:
                 zone = _CACHE.setdefault(key, zone)
         return zone
 
     @classmethod
+    def _wrap_(cls, real: _zoneinfo.ZoneInfo) -> Any:
+        zone = datetime.tzinfo.__new__(cls)
+        ZoneInfo._zone_.__set__(zone, real)  # type: ignore[attr-defined]
+        return zone
+
+    @classmethod
     def no_cache(cls, key: str) -> Any:
         """A new zone object that is not cached."""
-        return _build(cls, key)
+        return cls._wrap_(_real_zone(key))
 
     @classmethod
     def from_file(cls, fobj: Any, /, key: str | None = None) -> Any:
         """A zone from a binary file-like object holding TZif data (e.g. ``io.BytesIO``)."""
-        return super().from_file(fobj, key=key)
+        return cls._wrap_(_zoneinfo.ZoneInfo.from_file(fobj, key=key))
 
     @classmethod
     def clear_cache(cls, *, only_keys: Any = None) -> None:
         """Nothing to do: the sandbox's zone cache is shared by every run of the
         process and holds only immutable zones."""
+
+    @property
+    def key(self) -> str | None:
+        """The zone's key (``'Europe/Paris'``), ``None`` for a zone made from a file
+        without one."""
+        return self._zone_.key  # type: ignore[no-any-return]
+
+    def utcoffset(self, dt: datetime.datetime | None) -> datetime.timedelta | None:
+        """The offset from UTC at ``dt`` (a naive or local time)."""
+        return self._zone_.utcoffset(dt)
+
+    def dst(self, dt: datetime.datetime | None) -> datetime.timedelta | None:
+        """The daylight saving time adjustment at ``dt``."""
+        return self._zone_.dst(dt)
+
+    def tzname(self, dt: datetime.datetime | None) -> str | None:
+        """The zone's abbreviation at ``dt`` (``'CET'``)."""
+        return self._zone_.tzname(dt)
+
+    def fromutc(self, dt: datetime.datetime) -> datetime.datetime:
+        """``dt`` (a UTC time carrying this zone) as local time in this zone."""
+        if not isinstance(dt, datetime.datetime):
+            raise TypeError("fromutc() argument must be a datetime.datetime object")
+        if dt.tzinfo is not self:
+            raise ValueError("fromutc: dt.tzinfo is not self")
+        real = self._zone_
+        return real.fromutc(dt.replace(tzinfo=real)).replace(tzinfo=self)
+
+    def __str__(self) -> str:
+        return str(self._zone_)
+
+    def __repr__(self) -> str:
+        text = repr(self._zone_)  # 'zoneinfo.ZoneInfo(key=...)', as CPython writes it
+        if type(self) is ZoneInfo:
+            return text
+        return type(self).__name__ + text[len("zoneinfo.ZoneInfo"):]
+
+    def __reduce__(self) -> Any:
+        return (ZoneInfo, (self._zone_.key,))
+
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self
 
 
 ZoneInfo.__module__ = "zoneinfo"

@@ -504,12 +504,44 @@ def test_match_class_reads_private_names_only_on_the_scripts_objects() -> None:
         isinstance(_Foreign(), stand_in)
 
 
-def test_match_class_passes_plain_classes_through() -> None:
+def test_match_class_keeps_immutable_types_and_copies_the_rest() -> None:
     cls = type("Plain", (), {"__match_args__": ("x", "_y")})
     guards = _guards_owning(cls)
-    assert guards.match_class(cls, 1) is cls  # only the names a pattern reads count
-    assert guards.match_class(int, 1) is int
-    assert guards.match_class(cls, 2) is guards.match_class(cls, 2)  # one stand-in per class
+    stand_in = guards.match_class(cls, 1)
+    assert stand_in is not cls  # a class whose attributes can change: a stand-in
+    assert stand_in.__match_args__ is cls.__match_args__  # the very value that was checked
+    assert isinstance(cls(), stand_in) and not isinstance(object(), stand_in)
+    assert guards.match_class(int, 1) is int  # an immutable type cannot change under the check
+    assert guards.match_classes[cls, 2] is guards.match_classes[cls, 2]  # remembered per class
+
+
+def test_match_verdict_cannot_go_stale_when_match_args_change() -> None:
+    """A write that changes ``__match_args__`` after the verdict (host code can; the
+    issue's write primitives could) changes nothing the pattern reads: the
+    pattern reads the stand-in's copy of the checked value."""
+    cls = type("Box", (), {"__match_args__": ("value",)})
+    guards = _guards_owning(cls)
+    stand_in = guards.match_classes[cls, 1]
+    box = cls()
+    box.value = "plain"
+    box.gi_frame = "hidden"
+    cls.__match_args__ = ("gi_frame",)  # the write, after the check
+    match box:
+        case stand_in(got):  # type: ignore[misc]
+            pass
+    assert got == "plain"
+    assert guards.match_classes[cls, 1] is stand_in  # still the checked copy
+
+
+def test_match_class_without_match_args_keeps_binding_the_subject() -> None:
+    cls = type("S", (str,), {})
+    guards = _guards_owning(cls)
+    stand_in = guards.match_classes[cls, 1]
+    cls.__match_args__ = ("format",)  # appears after the check
+    match cls("x"):
+        case stand_in(got):  # type: ignore[misc]
+            pass
+    assert got == "x" and type(got) is cls
 
 
 def test_scrub_clears_attribute_error_obj_inside_groups() -> None:
