@@ -11,6 +11,7 @@ and hands the zygote :func:`start_serving` so the zygote imports none of them.
 from __future__ import annotations
 
 import os
+import select
 import sys
 import threading
 import time
@@ -91,28 +92,44 @@ def _audit_hook_wall() -> dict[str, Any]:
 def _exit_when_orphaned(poll_s: float = 0.5, lifeline: int | None = None) -> None:
     """Exit if the host process goes away, even in the middle of a run.
 
-    ``lifeline``: the read end of a pipe whose write end only the host holds
-    (a sandbox forked by the zygote, whose parent is not the host): its end
-    of file is the host's death. Without it, a change of parent is.
+    ``lifeline``: the read end of a pipe made for this sandbox alone, whose
+    write end only the host holds (a sandbox forked by the zygote, whose
+    parent is not the host). Only its end of file is the host's death:
+    ``EAGAIN`` (the sandbox's own code made it non-blocking) waits for it to
+    be readable, ``EINTR`` reads again, a byte is ignored. A watch that cannot
+    watch (the descriptor was closed under it) ends this sandbox, and only
+    this one: no other sandbox shares the pipe. Without a lifeline, a change
+    of parent is the host's death.
     """
     parent = os.getppid()
 
     def watch() -> None:
         if lifeline is not None:
-            while True:
-                try:
-                    if not os.read(lifeline, 1):
-                        os._exit(3)
-                except InterruptedError:
-                    continue
-                except OSError:
-                    os._exit(3)
+            _watch_lifeline(lifeline)
+            os._exit(3)
         while True:
             time.sleep(poll_s)
             if os.getppid() != parent:
                 os._exit(3)
 
     threading.Thread(target=watch, name="toolscript-orphan-watch", daemon=True).start()
+
+
+def _watch_lifeline(fd: int) -> None:
+    """Return at the lifeline's end of file, or when it can no longer be watched."""
+    while True:
+        try:
+            if not os.read(fd, 1):
+                return
+        except (BlockingIOError, InterruptedError):
+            try:
+                select.select([fd], [], [])  # readable at end of file too
+            except InterruptedError:
+                continue
+            except (OSError, ValueError):
+                return
+        except OSError:
+            return
 
 
 def _parse_options(args: list[str]) -> tuple[Any, bool, bool]:

@@ -9,7 +9,9 @@ that every sandbox is cloned from.
 
 A ``spawn`` request carries four descriptors (``SCM_RIGHTS``): the read and
 write ends of the session's protocol pipes, the session's stderr file and
-the host's lifeline (a pipe whose write end only the host holds). The
+its lifeline (the read end of a pipe the host made for this spawn alone and
+whose write end only the host holds: no two sandboxes share an open file
+description, so a flag one sets on its descriptors reaches no other). The
 zygote forks; the child (:func:`_become_sandbox`) starts a session and
 process group of its own, moves those descriptors into place, closes every
 other one (the control socket included), re-seeds the random generators
@@ -55,7 +57,8 @@ CONTROL_FD = 0
 """The control socket's descriptor in the zygote."""
 
 SPAWN_FDS = 4
-"""Descriptors per ``spawn`` request: protocol reader, protocol writer, stderr, lifeline."""
+"""Descriptors per ``spawn`` request: protocol reader, protocol writer, stderr, and the
+child's own lifeline."""
 
 
 StartSandbox = Callable[[BinaryIO, BinaryIO, int], int]

@@ -11,9 +11,12 @@ A forked sandbox is not the host's child, so its liveness comes from its
 pidfd (readable once it has exited) and its exit status from the zygote. If
 the zygote dies, its children keep serving their sessions (they hold their
 own pipes to the host); an exit status the zygote can no longer forward is
-reported as unknown. Every child also holds the host's lifeline (the read
-end of a pipe whose write end only this process holds), so none outlives
-the host.
+reported as unknown. Every child also holds a lifeline of its own: the read
+end of a pipe made for that spawn, whose write end only this process holds
+(in its :class:`ForkedProcess`, closed when the child has ended or is
+killed), so none outlives the host. No open file description is shared
+between two sandboxes: a flag one of them sets on its lifeline (``O_NONBLOCK``,
+``O_ASYNC``) reaches no other.
 """
 
 from __future__ import annotations
@@ -39,18 +42,6 @@ __all__ = [
 
 EXIT_UNKNOWN = -(1 << 16)
 """The exit code of a forked sandbox whose status was lost with its zygote."""
-
-_LIFELINE: list[int] = []
-_LIFELINE_LOCK = threading.Lock()
-
-
-def lifeline() -> int:
-    """The read end of this process's lifeline pipe (its end of file = the host died)."""
-    with _LIFELINE_LOCK:
-        if not _LIFELINE:
-            read_end, write_end = os.pipe()  # both close-on-exec: no other program holds them
-            _LIFELINE[:] = [read_end, write_end]
-        return _LIFELINE[0]
 
 
 class ZygoteProcess(Protocol):
@@ -95,6 +86,23 @@ class ForkedProcess:
         self._done = threading.Event()
         self._release_lock = threading.Lock()
         self._release_pending = False
+        self._lifeline = -1
+
+    def hold_lifeline(self, write_end: int) -> None:
+        """Keep the write end of this child's lifeline pipe until it has ended or is
+        killed (its end of file tells the child that the host is gone)."""
+        with self._release_lock:
+            self._lifeline = write_end
+        if self._done.is_set():
+            self.cut_lifeline()
+
+    def cut_lifeline(self) -> None:
+        """Close the lifeline's write end: the child exits at its end of file. Idempotent."""
+        with self._release_lock:
+            fd, self._lifeline = self._lifeline, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def exited(self) -> bool:
         """True once the process has ended (its pidfd is readable)."""
@@ -136,10 +144,11 @@ class ForkedProcess:
         return code
 
     def kill(self) -> None:
-        """SIGKILL the process itself (by pidfd)."""
+        """SIGKILL the process itself (by pidfd), and cut its lifeline."""
         if not self.exited():
             with contextlib.suppress(OSError, ValueError):
                 signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        self.cut_lifeline()
 
     def signal_group(self, signum: int) -> None:
         """Send ``signum`` to the process's group and to the process itself (by pidfd:
@@ -150,6 +159,8 @@ class ForkedProcess:
             os.killpg(self.pid, signum)  # its own group since setsid (none yet: ESRCH)
         with contextlib.suppress(OSError, ValueError):
             signal.pidfd_send_signal(self.pidfd, signum)
+        if signum == signal.SIGKILL:
+            self.cut_lifeline()
 
     def set_status(self, status: int | None) -> None:
         """Record the wait status from the zygote (``None``: lost with the zygote)."""
@@ -158,11 +169,13 @@ class ForkedProcess:
         self.returncode = (os.waitstatus_to_exitcode(status) if status is not None
                            else EXIT_UNKNOWN)
         self._done.set()
+        self.cut_lifeline()
         if self._release_pending:
             self.release()
 
     def release(self) -> None:
-        """Close the pidfd (after the process is gone). Idempotent."""
+        """Close the pidfd and the lifeline (after the process is gone). Idempotent."""
+        self.cut_lifeline()
         with self._release_lock:
             pidfd, self.pidfd = self.pidfd, -1
             if pidfd >= 0:
@@ -238,7 +251,8 @@ class Zygote:
         return not self._dead and self.process.poll() is None
 
     def spawn(self, reader: int, writer: int, stderr: int, timeout: float) -> ForkedProcess:
-        """Fork one sandbox with these descriptors as its protocol and stderr.
+        """Fork one sandbox with these descriptors as its protocol and stderr, and a
+        lifeline pipe made for it alone (its write end stays in the returned record).
 
         Raises :class:`ZygoteDied` if the zygote is gone and
         :class:`~toolscript.errors.SandboxStartError` if the fork failed.
@@ -250,20 +264,28 @@ class Zygote:
                 raise ZygoteDied("the sandbox fork server is gone")
             self._pending[request_id] = slot
         data = json.dumps({"op": "spawn", "id": request_id}).encode()
+        # Close-on-exec both: no program this host starts holds the write end.
+        life_read, life_write = os.pipe()
         try:
             with self._send_lock:
-                socket.send_fds(self._control, [data], [reader, writer, stderr, lifeline()])
+                socket.send_fds(self._control, [data], [reader, writer, stderr, life_read])
         except OSError as exc:
             with self._lock:
                 self._pending.pop(request_id, None)
+            os.close(life_write)
             raise ZygoteDied(f"the sandbox fork server is gone: {exc}") from None
+        finally:
+            os.close(life_read)
         if not slot[0].wait(timeout):
             with self._lock:
                 self._pending.pop(request_id, None)
+            os.close(life_write)  # a child forked after all finds its lifeline cut
             raise SandboxStartError(f"the sandbox fork server did not answer in {timeout:g} s")
         answer = slot[1]
         if isinstance(answer, ForkedProcess):
+            answer.hold_lifeline(life_write)
             return answer
+        os.close(life_write)
         if answer is None:
             raise ZygoteDied("the sandbox fork server died during the request")
         raise SandboxStartError(f"cannot start the sandbox: {answer}")

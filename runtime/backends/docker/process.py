@@ -5,9 +5,10 @@ process costs a few. So in this mode a container is not a session's but a
 pool's: it runs the sandbox fork server (``toolscript.sandbox.zygote``) with
 its protocol socket (a ``SOCK_SEQPACKET`` one, see :mod:`.socket_channel`) as
 the control socket, and each session is a process forked inside it. The
-session's protocol pipes, stderr file and the host's lifeline are created on
-the host and passed in over that socket (``SCM_RIGHTS``: one kernel, so
-descriptors cross the container boundary); the zygote answers with a pidfd of
+session's protocol pipes, stderr file and lifeline (a pipe of its own, whose
+write end stays on the host) are created on the host and passed in over that
+socket (``SCM_RIGHTS``: one kernel, so descriptors cross the container
+boundary); no two sessions share a descriptor. The zygote answers with a pidfd of
 the child, which the host uses for liveness and signals. The child puts up
 the same walls as any sandbox (seccomp allow-list, Landlock with signal and
 abstract-socket scoping, no_new_privs, no capabilities, rlimits) before its
