@@ -125,6 +125,9 @@ def container_walls(config: Any) -> dict[str, str]:
         walls["seccomp"] = "gVisor (runsc) serves system calls in user space"
     if not config.network:
         walls["network"] = "container network_mode none"
+    if not getattr(config, "zygote", False):  # isolation="process": sessions share the container
+        walls["signals"] = ("a container per session: its own pid namespace, where no other "
+                            "session or host process is there to signal")
     return walls
 
 

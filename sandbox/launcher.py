@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 
 from . import audithook, walls
 from .server import SandboxServer, serve
+from .walls import signals
 from .walls.config import TEST_HOOKS_FLAG, WallConfig
 from .walls.report import active, missing
 from .zygote import ZYGOTE_FLAG, serve_zygote
@@ -72,7 +73,9 @@ def start_serving(reader: BinaryIO, writer: BinaryIO, config: Any, test_hooks: b
     if not preloaded:
         walls.preload()
         audithook.preload()
+    scope_abi, no_scope = signals.scope_abi()  # asked now: seccomp refuses it once walled
     report = walls.apply(config)
+    report["signals"] = signals.wall(config, report, scope_abi, no_scope)
     if not test_hooks:  # a test that wants the hook installs it from its unrestricted code
         audithook.install_audit_hook()
     # Threads start only now: the walls apply to the calling thread and its future threads.

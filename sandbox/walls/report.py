@@ -20,6 +20,7 @@ WALL_NAMES: tuple[str, ...] = (
     "network",
     "process_limit",
     "process_group",
+    "signals",
     "host_environ",
     "audit_hook",
 )
@@ -34,6 +35,8 @@ WALL_SUMMARIES: dict[str, str] = {
     "network": "no network: its own network namespace, or none but loopback",
     "process_limit": "RLIMIT_NPROC on the sandbox's uid",
     "process_group": "its own session and process group, killed as a whole on close",
+    "signals": "no signal reaches another sandbox or the host: Landlock signal scoping "
+               "(Linux 6.12+), on top of seccomp",
     "host_environ": "the host's environment (/proc/<parent>/environ) is unreadable",
     "audit_hook": "a PEP 578 audit hook refuses compile/exec/open/socket/process/import "
                   "events once the sandbox has started",
