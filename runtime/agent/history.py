@@ -7,6 +7,13 @@ the earlier ``run_script`` calls bound at module level (:func:`bound_names`),
 asks the session which of them exist with one small probe script
 (:func:`probe_script`, which leaves the namespace as it found it), and tells
 the model which variables it still has and which are gone.
+
+The probe runs in the model's namespace, where every name an earlier script
+bound (``print``, ``NameError``, a tool's name ...) may mean something else
+now. So it resolves no name a script could have bound except the ones it
+probes, and those it only reads, never calls: its helper has a fresh random
+name, a bare ``except``, only locals with that random name, and it answers
+through the run's value, not ``print``.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 import ast
 import builtins
 import keyword
+import secrets
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,7 +30,8 @@ from ..providers.base import Message, Provider
 
 __all__ = ["PROBE_FUNCTION", "bound_names", "earlier_scripts", "parse_probe", "probe_script"]
 
-#: The helper the probe script defines and deletes again.
+#: The start of the name of the helper the probe script defines and deletes again
+#: (a random suffix follows, so no earlier script can have bound it).
 PROBE_FUNCTION = "toolscript_probe_names"
 
 _BUILTINS = frozenset(dir(builtins))
@@ -96,28 +105,37 @@ def _walrus_targets(scope: ast.AST) -> Iterable[str]:
                 yield child.target.id
 
 
-def probe_script(names: list[str]) -> str:
-    """A script printing which of ``names`` are defined, then deleting its helper."""
+def probe_script(names: list[str], token: str | None = None) -> str:
+    """A script whose value is the list of those of ``names`` that are defined.
+
+    It reads each name and calls nothing a script can rebind (see the module
+    docs); its helper, ``{PROBE_FUNCTION}_{token}``, deletes itself as it
+    starts. ``token`` (default: random hex) must not be guessable by the
+    script whose names are probed.
+    """
+    token = token or secrets.token_hex(8)
+    helper, found = f"{PROBE_FUNCTION}_{token}", f"toolscript_found_{token}"
     checks = "".join(
-        f"    try:\n        {name}\n        found.append({name!r})\n"
-        "    except NameError:\n        pass\n"
+        f"    try:\n        {name}\n        {found}.append({name!r})\n"
+        "    except:\n        pass\n"
         for name in names
-        if name.isidentifier() and not keyword.iskeyword(name)
+        if name.isidentifier() and not keyword.iskeyword(name) and name not in (helper, found)
     )
     return (
-        f"def {PROBE_FUNCTION}():\n    found = []\n{checks}    return found\n"
-        f"print({PROBE_FUNCTION}())\ndel {PROBE_FUNCTION}\n"
+        f"def {helper}():\n    global {helper}\n    del {helper}\n    {found} = []\n"
+        f"{checks}    return {found}\n{helper}()\n"
     )
 
 
-def parse_probe(result: Any) -> list[str] | None:
-    """The names a probe run found, or None when the probe failed."""
+def parse_probe(result: Any, names: Iterable[str] | None = None) -> list[str] | None:
+    """The names a probe run found (its value; only those of ``names`` when given),
+    or None when the probe failed."""
     if not getattr(result, "ok", False):
         return None
-    try:
-        found = ast.literal_eval(str(getattr(result, "stdout", "")).strip())
-    except (ValueError, SyntaxError):
+    found = getattr(result, "value", None)
+    if not isinstance(found, list) or not all(isinstance(n, str) for n in found):
         return None
-    if not isinstance(found, list):
-        return None
-    return [str(n) for n in found]
+    if names is not None:
+        asked = set(names)
+        found = [n for n in found if n in asked]
+    return list(found)

@@ -351,6 +351,11 @@ class Agent:
         try:
             code = state.probe()
             state.start((yield _RunScript(code)) if code else None)
+            probe = state.probe_step
+            if probe is not None:  # the stream shows every call of the run
+                yield ScriptStarted(probe.call_id, str(code))
+                yield ScriptFinished(probe.call_id, probe.ok, probe.output,
+                                     list(probe.records), probe)
             while state.result is None:
                 request = state.request()
                 turn_no = state.turn_no + 1

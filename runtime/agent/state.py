@@ -39,6 +39,9 @@ __all__ = ["RunState"]
 
 log = logging.getLogger("toolscript.agent")
 
+#: The call id of the session probe's step, if it ever has one.
+PROBE_CALL_ID = "toolscript-session-probe"
+
 #: Names scripts see besides the tools (never reported as the model's variables).
 _SANDBOX_NAMES = ("parallel", "ToolError", "ToolArgumentError", "ToolDenied", "ToolNotFound",
                   "ToolTimeout")
@@ -78,6 +81,9 @@ class RunState:
         self.forced: StopReason | None = "max_turns" if agent.max_turns == 1 else None
         self.result: AgentResult | None = None
         self._earlier_names: list[str] = []
+        self._probe_code: str | None = None
+        self.probe_step: Step | None = None
+        """The probe's step, when it made tool calls (reported, see :meth:`start`)."""
 
     # --- start -----------------------------------------------------------------------
     def probe(self) -> str | None:
@@ -87,13 +93,26 @@ class RunState:
             return None
         exclude = [*self.agent.offer.script_tools, *_SANDBOX_NAMES]
         self._earlier_names = bound_names(earlier_scripts(self.provider, self.history), exclude)
-        return probe_script(self._earlier_names) if self._earlier_names else None
+        self._probe_code = probe_script(self._earlier_names) if self._earlier_names else None
+        return self._probe_code
 
     def start(self, probe_result: RunResultLike | None = None) -> None:
-        """Append the user's message (with what the probe found, if it ran)."""
+        """Append the user's message (with what the probe found, if it ran).
+
+        Tool calls of the probe (it makes none; this is the record if one
+        ever did) are reported like any other: in ``tool_calls`` and as a step.
+        """
         text = self.prompt
+        calls = list(getattr(probe_result, "tool_calls", None) or [])
+        if calls:
+            self.probe_step = Step(PROBE_CALL_ID, prompts.RUN_SCRIPT_NAME,
+                                   {"code": self._probe_code}, True, False,
+                                   "error: the agent's session probe made tool calls",
+                                   calls, probe_result)
+            self.steps.append(self.probe_step)
+            self.records.extend(calls)
         if self._earlier_names and probe_result is not None:
-            found = parse_probe(probe_result)
+            found = parse_probe(probe_result, self._earlier_names)
             if found is not None:
                 kept = [n for n in self._earlier_names if n in found]
                 gone = [n for n in self._earlier_names if n not in found]
