@@ -11,6 +11,12 @@ from toolscript.sandbox.defaults import (
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_WALL_TIME_S,
 )
+from toolscript.sandbox.protocol import (
+    MAX_FRAME_BYTES,
+    MAX_FRAME_DEPTH,
+    MAX_FRAME_ITEMS,
+    WireBounds,
+)
 
 from toolscript.errors import ConfigurationError
 
@@ -59,6 +65,17 @@ class Limits:
             a thread); at the cap, a call that needs a new thread is refused
             (``overloaded``). One run may leave at most ``max_parallel`` such
             calls. ``Runtime.stats()`` reports the current number.
+        max_message_bytes: bytes of one protocol message from a sandbox (at most
+            the protocol's 64 MiB). A script's call that would be larger is
+            refused in the sandbox (``invalid_arguments``), a final value
+            (``result_limit``); a process sandbox that sends a larger frame
+            anyway has broken the protocol: its run ends ``protocol_error``
+            and the sandbox is killed.
+        max_message_items: values (containers, keys and scalars) in one such
+            message, counted on its bytes before anything is decoded; the same
+            rules as ``max_message_bytes``. With the depth bound of the
+            protocol (128 levels) these bound the host's memory and time for
+            decoding one message (``docs/threat-model.md``, host bounds).
     """
 
     wall_time_s: float = DEFAULT_WALL_TIME_S
@@ -75,6 +92,8 @@ class Limits:
     max_argument_depth: int = 100
     max_retained_args_bytes: int = 4_000_000
     max_abandoned_threads: int = 64
+    max_message_bytes: int = MAX_FRAME_BYTES
+    max_message_items: int = MAX_FRAME_ITEMS
 
     def __post_init__(self) -> None:
         positive = {
@@ -90,6 +109,8 @@ class Limits:
             "max_argument_depth": self.max_argument_depth,
             "max_retained_args_bytes": self.max_retained_args_bytes,
             "max_abandoned_threads": self.max_abandoned_threads,
+            "max_message_bytes": self.max_message_bytes,
+            "max_message_items": self.max_message_items,
         }
         optional = {"cpu_time_s": self.cpu_time_s, "tool_timeout_s": self.tool_timeout_s}
         for name, value in {**positive, **optional}.items():
@@ -97,6 +118,9 @@ class Limits:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigurationError(f"Limits.{name} must be a positive number, got {value!r}")
+        if self.max_message_bytes > MAX_FRAME_BYTES:
+            raise ConfigurationError(f"Limits.max_message_bytes is at most {MAX_FRAME_BYTES} "
+                                     f"(the protocol's frame limit), got {self.max_message_bytes}")
         if self.memory_mb < 64:
             raise ConfigurationError("Limits.memory_mb must be at least 64 (the interpreter "
                                      f"itself needs about 40 MiB), got {self.memory_mb}")
@@ -113,6 +137,11 @@ class Limits:
     def to_dict(self) -> dict[str, Any]:
         """The limits as a plain dictionary."""
         return asdict(self)
+
+    def wire_bounds(self) -> WireBounds:
+        """What the host decodes of one message from a sandbox (bytes, values, depth)."""
+        return WireBounds(int(self.max_message_bytes), int(self.max_message_items),
+                          MAX_FRAME_DEPTH)
 
     def run_message(self) -> dict[str, Any]:
         """The per-run limits the sandbox enforces itself."""

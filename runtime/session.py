@@ -13,6 +13,7 @@ import contextvars
 import functools
 import itertools
 import logging
+import secrets
 import threading
 import time
 import uuid
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolscript.sandbox.guards import SandboxAbort
 from toolscript.sandbox.protocol import FrameError
+from toolscript.sandbox.wirecheck import ack_message, sandbox_message
 from toolscript.tools.asynctools import waiting_sync
 from toolscript.tools.validation import swap_bounds
 
@@ -47,7 +49,7 @@ _DEATH_MESSAGES = {
     "cpu_limit": "the sandbox exceeded its CPU time limit and was stopped",
     "pids_limit": "the sandbox hit its process/thread limit and was stopped",
     "killed": "the sandbox was stopped",
-    "protocol_error": "the sandbox broke the wire protocol and was stopped",
+    "protocol_error": "the sandbox broke the wire protocol and was stopped ({detail})",
 }
 
 
@@ -60,12 +62,14 @@ class _Serving:
     """
 
     __slots__ = ("_settled", "context", "ctx", "deadline", "done", "fresh", "handle", "io",
-                 "kill", "killed", "outcome", "stopped")
+                 "kill", "killed", "outcome", "stopped", "wire_id")
 
     def __init__(self, handle: SandboxHandle, ctx: RunContext, deadline: float,
-                 fresh: bool) -> None:
+                 fresh: bool, wire_id: str) -> None:
         self.handle = handle
         self.ctx = ctx
+        self.wire_id = wire_id
+        """The id of this run on the wire: frames of any other run are a protocol error."""
         self.deadline = deadline
         """When the host stops waiting for the sandbox (``time.monotonic()``)."""
         self.fresh = fresh
@@ -226,6 +230,7 @@ class Session:
 
     def _configure_message(self, apply_process_limits: bool) -> dict[str, Any]:
         limits = self.runtime.limits
+        bounds = limits.wire_bounds()
         return {
             "type": "configure",
             "tools": self.runtime.registry.describe_for_sandbox(),
@@ -235,6 +240,8 @@ class Session:
                 "memory_bytes": limits.memory_mb * 1024 * 1024,
                 "cpu_s_per_run": limits.effective_cpu_time_s,
             },
+            "wire": {"max_bytes": bounds.max_bytes, "max_items": bounds.max_items,
+                     "max_depth": bounds.max_depth},
         }
 
     def _ensure_sandbox(self) -> bool:
@@ -253,6 +260,7 @@ class Session:
             # A sandbox in the host's process must not lower the host's own limits.
             self._configure_message(not self.runtime.backend.in_host_process),
         )
+        handle.set_wire_bounds(self.runtime.limits.wire_bounds())
         self._handle = handle
         return replaced
 
@@ -267,7 +275,11 @@ class Session:
         with self._lock:
             if self._handle is not None and self._handle.is_alive():
                 self._handle.send({"type": "reset"})
-                self._expect(self._handle.recv(10.0), "reset_done")
+                try:
+                    ack_message(self._handle.recv(10.0), "reset_done")
+                except FrameError as exc:
+                    self.restart()
+                    raise ProtocolError(str(exc)) from None
 
     # --- runs -----------------------------------------------------------------------
     def run(self, code: str) -> RunResult:
@@ -317,14 +329,12 @@ class Session:
             restarted = restarted or replaced
             if ctx.abort is not None:
                 raise ctx.abort
-            error = message.get("error")
-            stdout = message.get("stdout")
+            error = message["error"]
             return RunResult(
-                ok=bool(message.get("ok")) and error is None,
-                value=message.get("value"),
-                stdout=cap_text(stdout if isinstance(stdout, str) else "",
-                                limits.max_output_chars),
-                stdout_truncated=bool(message.get("stdout_truncated")),
+                ok=message["ok"] and error is None,
+                value=message["value"],
+                stdout=cap_text(message["stdout"], limits.max_output_chars),
+                stdout_truncated=message["stdout_truncated"],
                 error=self._run_error(error) if error else None,
                 tool_calls=ctx.records,
                 duration_s=time.perf_counter() - started,
@@ -393,7 +403,11 @@ class Session:
         assert handle is not None
         limits = self.runtime.limits
         deadline = time.monotonic() + limits.wall_time_s + HARD_KILL_GRACE_S
-        run_message = {"type": "run", "id": 1, "code": code, "limits": limits.run_message()}
+        # A fresh id the sandbox cannot guess before the run: a frame it sent for
+        # another run (a late result, a call queued between runs) cannot pass as this one's.
+        wire_id = secrets.token_hex(8)
+        run_message = {"type": "run", "id": wire_id, "code": code,
+                       "limits": limits.run_message()}
         fresh = False
         try:
             try:
@@ -414,7 +428,7 @@ class Session:
         except BaseException:  # Ctrl-C, an unencodable script: never reuse this sandbox
             self.restart()
             raise
-        serving = _Serving(handle, ctx, deadline, fresh)
+        serving = _Serving(handle, ctx, deadline, fresh, wire_id)
         handle.attach_calls(_RunCalls(self, serving) if handle.calls_inline else None)
         self.runtime.dispatcher.executor.workers.spawn(
             functools.partial(serving.context.copy().run, self._serve, serving, None))
@@ -516,12 +530,11 @@ class Session:
                     if serving.stopped:
                         serving.kill_sandbox()
                         return None
-                    message = handle.recv(remaining)
-                kind = message.get("type")
-                if kind == "call":
-                    call_id = message.get("id")
+                    message = sandbox_message(handle.recv(remaining), serving.wire_id)
+                if message["type"] == "call":
+                    call_id = message["id"]
                     reply = dispatcher.call_inline(
-                        ctx, message.get("tool"), message.get("args"),
+                        ctx, message["tool"], message["args"],
                         takeover=functools.partial(self._take_over, serving, call_id))
                     if reply is None:  # the watchdog answered it; another thread goes on
                         return None
@@ -530,29 +543,31 @@ class Session:
                             serving.kill_sandbox()
                             return None
                         self._send_reply(handle, {"type": "reply", "id": call_id, **reply})
-                elif kind == "call_many":
-                    calls = [(c.get("tool"), c.get("args")) for c in message.get("calls") or []
-                             if isinstance(c, dict)]
-                    replies = dispatcher.call_many(ctx, calls)
+                elif message["type"] == "call_many":
+                    calls = [(c["tool"], c["args"]) for c in message["calls"]]
+                    # A batch past the budget is answered with one error before any record.
+                    refusal = dispatcher.batch_refusal(ctx, len(calls))
+                    batch = ({"type": "reply", "id": message["id"], **refusal}
+                             if refusal is not None else
+                             {"type": "reply", "id": message["id"],
+                              "results": dispatcher.call_many(ctx, calls)})
                     with io:
                         if serving.stopped:
                             serving.kill_sandbox()
                             return None
-                        self._send_reply(handle, {"type": "reply", "id": message.get("id"),
-                                                  "results": replies})
-                elif kind == "result":
-                    return message, serving.fresh
+                        self._send_reply(handle, batch)
                 else:
-                    raise ProtocolError(f"unexpected message {kind!r} from the sandbox")
+                    return dict(message), serving.fresh
         except TimeoutError:
             serving.kill = True
             return self._wall_limit_failure(), True
         except SandboxDied as exc:
             serving.kill = True
             return self._death_failure(exc, handle, ctx), True
-        except ProtocolError as exc:
+        except (ProtocolError, FrameError) as exc:  # a bad frame, or a good one out of place
             serving.kill = True
-            text = clean_message(str(exc), self.runtime.limits.max_output_chars)
+            text = clean_message(f"the sandbox broke the wire protocol and was stopped: {exc}",
+                                 self.runtime.limits.max_output_chars)
             return self._failure("protocol_error", text), True
 
     def _death_failure(self, exc: SandboxDied, handle: SandboxHandle,
@@ -587,11 +602,6 @@ class Session:
     def _failure(error_type: str, message: str) -> dict[str, Any]:
         return {"ok": False, "value": None, "stdout": "", "stdout_truncated": False,
                 "error": {"type": error_type, "message": message}}
-
-    @staticmethod
-    def _expect(message: dict[str, Any], kind: str) -> None:
-        if message.get("type") != kind:
-            raise ProtocolError(f"expected {kind!r} from the sandbox, got {message.get('type')!r}")
 
     # --- direct (classic) calls ------------------------------------------------------
     def _direct_context(self) -> RunContext:

@@ -87,7 +87,8 @@ def to_json_data(value: Any) -> Any:
         if isinstance(exc, TypeError) and "not JSON serializable" in message:
             message = message.replace("Object of type", "a value of type")
         raise NotJSONData(message) from None
-    result: Any = json.loads(text)
+    # The same depth bound as the fast path: nothing deeper ever reaches the wire.
+    result: Any = _fast_copy(json.loads(text), 0)
     return result
 
 

@@ -2,8 +2,16 @@
 
 A frame is a 4-byte big-endian length followed by that many bytes of UTF-8
 JSON encoding one object. Every backend speaks it (the inprocess backend
-passes the same message dictionaries without encoding them). The message
-types are listed in ``docs/internals.md``.
+passes the same message dictionaries without encoding them). Each message is
+defined once, below, as a ``TypedDict``; :mod:`.wirecheck` holds the two
+validating decoders (the host's for what a sandbox sends, the sandbox's for
+what the host sends). ``docs/internals.md`` lists the messages.
+
+Every frame is bounded before and while it is decoded (:class:`WireBounds`):
+in bytes (the header is checked before the body is read), in values (keys
+included: counted on the bytes before ``json`` builds any object) and in
+nesting depth; ``NaN``, ``Infinity`` and numbers too large for a float are
+refused. A peer that breaks a bound or the schema broke the protocol.
 
 This module is imported inside the sandbox: standard library only.
 """
@@ -11,18 +19,66 @@ This module is imported inside the sandbox: standard library only.
 from __future__ import annotations
 
 import json
+import math
+import re
 import struct
-from typing import Any, BinaryIO
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Literal, NotRequired, TypedDict
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 """Bumped whenever a message changes shape; images carry it as a label."""
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 """Largest frame either side accepts; bigger frames are a protocol error."""
 
+MAX_FRAME_ITEMS = 1_000_000
+"""Default bound on the values (containers, keys and scalars) of one frame."""
+
+MAX_FRAME_DEPTH = 128
+"""Nesting bound of one frame: above the 100 levels :mod:`.codec` lets data
+have, plus the message's own envelope (``call_many`` → ``calls`` → call → ``args``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WireBounds:
+    """What decoding one frame may cost: its bytes, its values and its depth.
+
+    The host sizes them from ``Limits`` (``max_message_bytes``,
+    ``max_message_items``) and tells the sandbox in ``configure``, so the
+    sandbox refuses an oversized call or result itself, as a catchable error,
+    before it would break the protocol.
+    """
+
+    max_bytes: int = MAX_FRAME_BYTES
+    max_items: int = MAX_FRAME_ITEMS
+    max_depth: int = MAX_FRAME_DEPTH
+
+    @property
+    def small(self) -> int:
+        """Bodies of at most this many bytes cannot break the value or depth bound."""
+        return min(self.max_items, 2 * self.max_depth)
+
+
+DEFAULT_BOUNDS = WireBounds()
+
 _HEADER = struct.Struct(">I")
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-_decode = json.JSONDecoder().decode
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} does not fit a float")
+    return value
+
+
+_decode = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float).decode
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_SPACE = b" \t\n\r"
 
 
 class FrameError(Exception):
@@ -33,6 +89,10 @@ class StreamClosed(FrameError):
     """The peer closed the stream cleanly between frames."""
 
 
+class ProtocolViolation(FrameError):
+    """A well-formed frame whose message breaks the schema or belongs to another run."""
+
+
 def encode_frame(message: dict[str, Any]) -> bytes:
     """Encode one message as a frame (raises ``ValueError`` for non-JSON data)."""
     body = _encoder.encode(message).encode("utf-8")
@@ -41,18 +101,98 @@ def encode_frame(message: dict[str, Any]) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-def decode_body(body: bytes) -> dict[str, Any]:
-    """Decode a frame body into a message object."""
+def count_items(body: bytes | bytearray | memoryview) -> int:
+    """The values (containers, keys and scalars) of a JSON text, counted on its bytes.
+
+    Exact for valid JSON (for anything else the decoder fails anyway): every
+    value but the first follows a ``,``, ``:``, ``[`` or ``{``, except that an
+    empty container has nothing after its opening bracket. Strings are cut
+    out first, so the punctuation inside them does not count.
+    """
+    bare = _STRING.sub(b'""', body).translate(None, _SPACE)
+    opens = bare.count(b"[") + bare.count(b"{")
+    return (1 + bare.count(b",") + bare.count(b":") + opens
+            - bare.count(b"[]") - bare.count(b"{}"))
+
+
+def _upper_items(body: bytes | bytearray, start: int, end: int) -> tuple[int, int]:
+    """An upper bound of the values and of the containers, from punctuation counts."""
+    opens = body.count(b"[", start, end) + body.count(b"{", start, end)
+    return 1 + opens + body.count(b",", start, end) + body.count(b":", start, end), opens
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of decoded JSON data (containers only), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if level > deepest:
+            deepest = level
+        children = item.values() if type(item) is dict else item
+        stack.extend((child, level + 1) for child in children
+                     if type(child) is list or type(child) is dict)
+    return deepest
+
+
+def check_size(body: bytes | bytearray, bounds: WireBounds = DEFAULT_BOUNDS,
+               start: int = 0, end: int | None = None) -> int:
+    """Refuse ``body[start:end]`` if it breaks the byte or value bound, before decoding.
+
+    Returns how many containers it may hold (an upper bound: the caller checks
+    the depth of the decoded value when that exceeds ``bounds.max_depth``).
+    """
+    stop = len(body) if end is None else end
+    size = stop - start
+    if size > bounds.max_bytes:
+        raise FrameError(f"frame of {size} bytes exceeds the {bounds.max_bytes} byte limit")
+    if size <= bounds.small:
+        return 0
+    upper, opens = _upper_items(body, start, stop)
+    if upper > bounds.max_items:
+        # Each string has one opening quote that no backslash precedes, and two
+        # quotes in all: a cheap lower bound first, so that the exact count
+        # below never cuts out more than about 2 * max_items strings.
+        unescaped = body.count(b'"', start, stop) - body.count(b'\\"', start, stop)
+        if unescaped // 2 > bounds.max_items:
+            raise FrameError(f"frame holds more than {unescaped // 2} values, more than the "
+                             f"limit of {bounds.max_items}")
+        view = memoryview(body)[start:stop]
+        try:
+            items = count_items(view)
+        finally:
+            view.release()
+        if items > bounds.max_items:
+            raise FrameError(f"frame holds {items} values, more than the limit of "
+                             f"{bounds.max_items}")
+    return opens
+
+
+def _decode_checked(text: str | memoryview, opens: int, bounds: WireBounds) -> Any:
     try:
-        message = _decode(body.decode("utf-8"))
+        message = _decode(text if isinstance(text, str) else str(text, "utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise FrameError(f"frame is not UTF-8 JSON: {exc}") from None
+        raise FrameError(f"frame is not UTF-8 JSON of finite numbers: {exc}") from None
     except RecursionError:
         # A peer (a compromised sandbox) can nest arrays deeper than the
         # reader's stack allows; that is a bad frame, not a crash of the reader.
         raise FrameError("frame is nested too deeply") from None
-    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+    if opens > bounds.max_depth and type(message) in (dict, list) and (
+            _depth(message) > bounds.max_depth):
+        raise FrameError(f"frame is nested more than {bounds.max_depth} levels deep")
+    if type(message) is not dict or type(message.get("type")) is not str:
         raise FrameError("frame is not a JSON object with a string 'type'")
+    return message
+
+
+def decode_body(body: bytes, bounds: WireBounds = DEFAULT_BOUNDS) -> dict[str, Any]:
+    """Decode a frame body into a message object, within ``bounds``."""
+    opens = check_size(body, bounds)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FrameError(f"frame is not UTF-8 JSON of finite numbers: {exc}") from None
+    message: dict[str, Any] = _decode_checked(text, opens, bounds)
     return message
 
 
@@ -68,20 +208,23 @@ def _read_exact(stream: BinaryIO, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_frame(stream: BinaryIO, max_bytes: int = MAX_FRAME_BYTES) -> dict[str, Any]:
-    """Read one message from a blocking binary stream."""
+def read_frame(stream: BinaryIO, max_bytes: int | None = None,
+               bounds: WireBounds = DEFAULT_BOUNDS) -> dict[str, Any]:
+    """Read one message from a blocking binary stream (``max_bytes`` narrows ``bounds``)."""
+    if max_bytes is not None:
+        bounds = WireBounds(max_bytes, bounds.max_items, bounds.max_depth)
     header = _read_exact(stream, _HEADER.size)
     if not header:
         raise StreamClosed("stream closed")
     if len(header) < _HEADER.size:
         raise FrameError("stream ended inside a frame header")
     (size,) = _HEADER.unpack(header)
-    if size > max_bytes:
-        raise FrameError(f"frame of {size} bytes exceeds the {max_bytes} byte limit")
+    if size > bounds.max_bytes:
+        raise FrameError(f"frame of {size} bytes exceeds the {bounds.max_bytes} byte limit")
     body = _read_exact(stream, size)
     if len(body) < size:
         raise FrameError("stream ended inside a frame body")
-    return decode_body(body)
+    return decode_body(body, bounds)
 
 
 def write_frame(stream: BinaryIO, message: dict[str, Any]) -> None:
@@ -91,28 +234,192 @@ def write_frame(stream: BinaryIO, message: dict[str, Any]) -> None:
 
 
 class FrameDecoder:
-    """Incremental decoder for byte chunks from a socket or demultiplexed stream."""
+    """Incremental decoder for byte chunks from a socket or demultiplexed stream.
 
-    def __init__(self, max_bytes: int = MAX_FRAME_BYTES) -> None:
+    ``bounds`` may be replaced between frames (a pooled sandbox's handle takes
+    the bounds of the session that gets it).
+    """
+
+    def __init__(self, max_bytes: int | None = None,
+                 bounds: WireBounds = DEFAULT_BOUNDS) -> None:
         self._buffer = bytearray()
-        self._max_bytes = max_bytes
+        if max_bytes is not None:
+            bounds = WireBounds(max_bytes, bounds.max_items, bounds.max_depth)
+        self.bounds = bounds
 
-    def feed(self, data: bytes) -> list[dict[str, Any]]:
+    def feed(self, data: bytes | memoryview) -> list[dict[str, Any]]:
         """Add bytes; return the messages completed by them, in order."""
-        self._buffer += data
+        buffer = self._buffer
+        buffer += data
+        bounds = self.bounds
         messages = []
-        while len(self._buffer) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(self._buffer)
-            if size > self._max_bytes:
-                raise FrameError(f"frame of {size} bytes exceeds the {self._max_bytes} byte limit")
+        while len(buffer) >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(buffer)
+            if size > bounds.max_bytes:
+                raise FrameError(f"frame of {size} bytes exceeds the {bounds.max_bytes} byte limit")
             end = _HEADER.size + size
-            if len(self._buffer) < end:
+            if len(buffer) < end:
                 break
-            messages.append(decode_body(bytes(self._buffer[_HEADER.size : end])))
-            del self._buffer[:end]
+            opens = check_size(buffer, bounds, _HEADER.size, end)
+            view = memoryview(buffer)[_HEADER.size:end]
+            try:
+                text = str(view, "utf-8")  # one copy, straight from the buffer
+            except UnicodeDecodeError as exc:
+                raise FrameError(f"frame is not UTF-8 JSON of finite numbers: {exc}") from None
+            finally:
+                view.release()
+            del buffer[:end]
+            messages.append(_decode_checked(text, opens, bounds))
+            del text
         return messages
 
     @property
     def pending(self) -> int:
         """Bytes received that do not yet form a whole frame."""
         return len(self._buffer)
+
+
+# --- the messages ---------------------------------------------------------------------
+# One definition per message; :mod:`.wirecheck` decodes each direction against these.
+
+
+class ErrorInfo(TypedDict):
+    """An ``error`` object: a stable ``type``, a ``message``, and any detail fields."""
+
+    type: str
+    message: str
+
+
+class ReadyMessage(TypedDict):
+    """sandbox -> host, once at start: its protocol version and the walls it put up."""
+
+    type: Literal["ready"]
+    protocol: int
+    pid: int
+    python: str
+    audit_hook: NotRequired[bool]
+    walls: NotRequired[dict[str, Any]]
+
+
+class CallMessage(TypedDict):
+    """sandbox -> host during run ``run``: one tool call; answered by a :class:`ReplyMessage`."""
+
+    type: Literal["call"]
+    id: int
+    run: str | int
+    tool: str
+    args: dict[str, Any]
+
+
+class CallSpec(TypedDict):
+    """One call of a ``call_many`` batch."""
+
+    tool: str
+    args: dict[str, Any]
+
+
+class CallManyMessage(TypedDict):
+    """sandbox -> host: a ``parallel()`` batch; answered by a :class:`BatchReplyMessage`."""
+
+    type: Literal["call_many"]
+    id: int
+    run: str | int
+    calls: list[CallSpec]
+
+
+class ResultMessage(TypedDict):
+    """sandbox -> host: the outcome of run ``id`` (the ``id`` of its ``run`` message)."""
+
+    type: Literal["result"]
+    id: str | int
+    ok: bool
+    value: Any
+    stdout: str
+    stdout_truncated: bool
+    error: ErrorInfo | None
+
+
+class AckMessage(TypedDict):
+    """sandbox -> host: ``configured``, ``reset_done`` or ``pong``."""
+
+    type: Literal["configured", "reset_done", "pong"]
+
+
+class ToolInfo(TypedDict):
+    """One tool a script may call, as ``configure`` describes it."""
+
+    name: str
+    params: list[dict[str, Any]]
+    read_only: bool
+    doc: str
+
+
+class ProcessLimits(TypedDict, total=False):
+    """The rlimits a process sandbox sets on itself (``apply`` false: none)."""
+
+    apply: bool
+    memory_bytes: int
+    cpu_s_per_run: float
+    open_files: int
+    file_bytes: int
+
+
+class FrameLimits(TypedDict):
+    """The host's :class:`WireBounds` of the frames it accepts (``configure``)."""
+
+    max_bytes: int
+    max_items: int
+    max_depth: int
+
+
+class ConfigureMessage(TypedDict):
+    """host -> sandbox: the tools, modules and limits of the session."""
+
+    type: Literal["configure"]
+    tools: list[ToolInfo]
+    modules: NotRequired[list[str] | None]
+    process_limits: NotRequired[ProcessLimits]
+    wire: NotRequired[FrameLimits]
+
+
+class RunMessage(TypedDict):
+    """host -> sandbox: run ``code``; ``id`` is fresh and unpredictable for each run."""
+
+    type: Literal["run"]
+    id: str | int
+    code: str
+    limits: NotRequired[dict[str, Any]]
+
+
+class ControlMessage(TypedDict):
+    """host -> sandbox: ``reset``, ``ping`` or ``shutdown``."""
+
+    type: Literal["reset", "ping", "shutdown"]
+
+
+class ReplyMessage(TypedDict):
+    """host -> sandbox: the answer to call ``id``: ``ok`` and ``value`` or ``error``."""
+
+    type: Literal["reply"]
+    id: int
+    ok: bool
+    value: NotRequired[Any]
+    error: NotRequired[ErrorInfo]
+
+
+class BatchReplyMessage(TypedDict):
+    """host -> sandbox: the answers to batch ``id``, one per call in order (``results``),
+    or one ``error`` for the whole batch when the host refused it before any call."""
+
+    type: Literal["reply"]
+    id: int
+    results: NotRequired[list[dict[str, Any]]]
+    ok: NotRequired[bool]
+    error: NotRequired[ErrorInfo]
+
+
+SandboxMessage = ReadyMessage | CallMessage | CallManyMessage | ResultMessage | AckMessage
+"""What a sandbox may send."""
+
+HostMessage = ConfigureMessage | RunMessage | ControlMessage
+"""What the host sends between runs (replies are read by the call that waits for them)."""

@@ -17,12 +17,39 @@ from typing import Any, BinaryIO
 
 from . import audithook
 from .interpreter import Interpreter, RunLimits
-from .protocol import PROTOCOL_VERSION, FrameError, StreamClosed, read_frame, write_frame
+from .protocol import (
+    MAX_FRAME_BYTES,
+    MAX_FRAME_DEPTH,
+    PROTOCOL_VERSION,
+    FrameError,
+    StreamClosed,
+    WireBounds,
+    check_size,
+    encode_frame,
+    read_frame,
+)
 from .toolcalls import HostLink, not_json_reply
+from .wirecheck import batch_reply, call_reply, host_message
+
+FROM_HOST = WireBounds(MAX_FRAME_BYTES, MAX_FRAME_BYTES, MAX_FRAME_DEPTH)
+"""What the sandbox decodes from the host: bytes and depth bounded (the host is
+trusted; a tool's result may hold more values than a sandbox may send)."""
 
 
 class ServerProtocolError(Exception):
     """The host sent something the server cannot handle."""
+
+
+class CallTooLarge(ValueError):
+    """A call's frame would break the host's bounds: refused here, never sent."""
+
+
+def too_large_reply(exc: Exception) -> dict[str, Any]:
+    """The reply to a call too large for the wire (made in the sandbox, like
+    :func:`~.toolcalls.not_json_reply`)."""
+    return {"ok": False, "error": {"type": "invalid_arguments",
+                                   "message": f"the call is too large to send: {exc}; "
+                                   "pass less data per call"}}
 
 
 class SandboxServer:
@@ -34,19 +61,28 @@ class SandboxServer:
         self.process_limits: dict[str, Any] = {}
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """Handle one host message; return the reply (``None`` for ``shutdown``)."""
-        kind = message.get("type")
+        """Handle one host message; return the reply (``None`` for ``shutdown``).
+
+        Raises:
+            ProtocolViolation: the message is not one the host may send.
+        """
+        checked: dict[str, Any] = dict(host_message(message))
+        kind = checked["type"]
         if kind == "run":
             before_run(self.process_limits)
-            result = self.interpreter.run(
-                str(message.get("code", "")), RunLimits.from_message(message.get("limits"))
-            )
-            return {"type": "result", "id": message.get("id"), **result}
+            if isinstance(self.link, StreamHostLink):
+                self.link.run = checked["id"]
+            result = self.interpreter.run(checked["code"],
+                                          RunLimits.from_message(checked.get("limits")))
+            return {"type": "result", "id": checked["id"], **result}
         if kind == "configure":
             self.interpreter = Interpreter(
-                self.link, tools=message.get("tools") or [], modules=message.get("modules")
+                self.link, tools=checked["tools"], modules=checked.get("modules")
             )
-            self.process_limits = dict(message.get("process_limits") or {})
+            self.process_limits = dict(checked.get("process_limits") or {})
+            wire = checked.get("wire")
+            if wire is not None and isinstance(self.link, StreamHostLink):
+                self.link.bounds = WireBounds(**wire)
             apply_process_limits(self.process_limits)
             return {"type": "configured"}
         if kind == "reset":
@@ -68,36 +104,52 @@ class StreamHostLink:
     def __init__(self, reader: BinaryIO, writer: BinaryIO) -> None:
         self.reader = reader
         self.writer = writer
+        self.run: str | int = 0
+        """The id of the run in progress (its ``run`` message's): every call carries it."""
+        self.bounds = WireBounds()
+        """What the host accepts (``configure`` says): larger calls are refused here."""
         self._next_id = 0
         self._lock = threading.Lock()
 
-    def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _exchange(self, message: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Send ``message`` as the next call; return its id and the reply frame.
+
+        Raises:
+            ValueError: the arguments are not JSON data or too large for the host
+                (a ``TypeError`` from the encoder for a set, an object).
+        """
         with self._lock:
             self._next_id += 1
-            message["id"] = self._next_id
-            write_frame(self.writer, message)
-            reply = read_frame(self.reader)
-        if reply.get("type") != "reply" or reply.get("id") != message["id"]:
-            raise ServerProtocolError(f"expected reply {message['id']}, got {reply!r:.200}")
-        return reply
+            call_id = message["id"] = self._next_id
+            message["run"] = self.run
+            try:
+                frame = encode_frame(message)
+                check_size(frame, self.bounds, 4)
+            except FrameError as exc:
+                raise CallTooLarge(str(exc)) from None
+            self.writer.write(frame)
+            self.writer.flush()
+            return call_id, read_frame(self.reader, bounds=FROM_HOST)
 
     def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """Send one tool call; return its reply."""
         try:
-            return self._exchange({"type": "call", "tool": tool, "args": args})
-        except (TypeError, ValueError) as exc:  # the encoder: TypeError for a set, an object
+            call_id, reply = self._exchange({"type": "call", "tool": tool, "args": args})
+        except CallTooLarge as exc:
+            return too_large_reply(exc)
+        except (TypeError, ValueError) as exc:
             return not_json_reply(exc)
+        return call_reply(reply, call_id)
 
     def call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Send several tool calls at once; return their replies in order."""
         try:
-            reply = self._exchange({"type": "call_many", "calls": calls})
+            call_id, reply = self._exchange({"type": "call_many", "calls": calls})
+        except CallTooLarge as exc:
+            return [too_large_reply(exc) for _ in calls]
         except (TypeError, ValueError) as exc:
             return [not_json_reply(exc) for _ in calls]
-        results: list[dict[str, Any]] = reply.get("results") or []
-        if len(results) != len(calls):
-            raise ServerProtocolError("call_many reply has the wrong number of results")
-        return results
+        return batch_reply(reply, call_id, len(calls))
 
 
 def apply_process_limits(limits: dict[str, Any]) -> None:
@@ -159,7 +211,8 @@ def serve(
     }
     if walls is not None:
         ready["walls"] = walls
-    write_frame(writer, ready)
+    writer.write(encode_frame(ready))
+    writer.flush()
     while True:
         try:
             message = read_frame(reader)
@@ -175,4 +228,22 @@ def serve(
             return 2
         if reply is None:
             return 0
-        write_frame(writer, reply)
+        send_reply(writer, reply, link.bounds)
+
+
+def send_reply(writer: BinaryIO, reply: dict[str, Any], bounds: WireBounds) -> None:
+    """Write a reply; a ``result`` the host would refuse (``bounds``) becomes a
+    ``result_limit`` error instead of a protocol error."""
+    try:
+        frame = encode_frame(reply)
+        check_size(frame, bounds, 4)
+    except FrameError as exc:
+        if reply.get("type") != "result":
+            raise
+        frame = encode_frame({**reply, "ok": False, "value": None, "stdout": "",
+                              "stdout_truncated": True, "error": {
+                                  "type": "result_limit",
+                                  "message": f"the result and printed output are too large "
+                                  f"for the host to accept ({exc}); return a summary instead"}})
+    writer.write(frame)
+    writer.flush()

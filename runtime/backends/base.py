@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..limits import Limits
 
 if TYPE_CHECKING:
+    from toolscript.sandbox.protocol import WireBounds
+
     from ..isolation import IsolationReport
 
 
@@ -65,6 +67,12 @@ class SandboxHandle(abc.ABC):
 
     def attach_calls(self, server: CallServer | None) -> None:  # noqa: B027 - optional hook
         """Where the coming run's tool calls go, for handles that call directly."""
+
+    def set_wire_bounds(self, bounds: WireBounds) -> None:  # noqa: B027 - optional hook
+        """Bound every frame :meth:`recv` decodes from now on (the session's
+        ``Limits``); handles that decode no frames (inprocess) ignore it. A frame
+        past them is a protocol error: ``recv`` kills the sandbox and raises
+        :class:`SandboxDied` (``protocol_error``) or ``ProtocolError``."""
 
     @abc.abstractmethod
     def send(self, message: dict[str, Any]) -> None:

@@ -34,8 +34,15 @@ import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolscript.sandbox.protocol import PROTOCOL_VERSION, FrameDecoder, FrameError, encode_frame
+from toolscript.sandbox.protocol import (
+    PROTOCOL_VERSION,
+    FrameDecoder,
+    FrameError,
+    WireBounds,
+    encode_frame,
+)
 from toolscript.sandbox.walls.config import TEST_HOOKS_FLAG, WallConfig
+from toolscript.sandbox.wirecheck import ready_message
 from toolscript.sandbox.zygote import ZYGOTE_FLAG
 
 from toolscript.errors import ConfigurationError, SandboxStartError
@@ -92,6 +99,10 @@ class ProcessHandle(SandboxHandle):
         self.ready_info: dict[str, Any] = {}
         with _LIVE_LOCK:
             _LIVE.add(self)
+
+    def set_wire_bounds(self, bounds: WireBounds) -> None:
+        """Bound the frames decoded from now on (see :class:`SandboxHandle`)."""
+        self._decoder.bounds = bounds
 
     def send(self, message: dict[str, Any]) -> None:
         data = encode_frame(message)
@@ -255,15 +266,17 @@ def wait_ready(handle: SandboxHandle, timeout: float) -> dict[str, Any]:
         raise SandboxStartError(f"the sandbox did not start within {timeout:g} s") from None
     except SandboxDied as exc:
         raise SandboxStartError(f"the sandbox failed to start: {exc}") from None
-    if message.get("type") != "ready":
-        handle.kill()
-        raise SandboxStartError(f"the sandbox sent {message.get('type')!r} instead of 'ready'")
     if message.get("protocol") != PROTOCOL_VERSION:
         handle.kill()
         raise SandboxStartError(
-            f"the sandbox speaks protocol {message.get('protocol')}, this host "
+            f"the sandbox speaks protocol {message.get('protocol')!r:.40}, this host "
             f"{PROTOCOL_VERSION}: install matching versions"
         )
+    try:
+        ready_message(message)
+    except FrameError as exc:
+        handle.kill()
+        raise SandboxStartError(f"the sandbox did not start as the protocol says: {exc}") from None
     handle.ready_info = message
     return message
 

@@ -80,7 +80,8 @@ class RunContext:
     approval hooks see; ``agent_run_id`` the ``Agent.run()`` the run belongs to.
     """
 
-    __slots__ = ("_attempts", "_gate", "_script_sha256", "abandoned", "abort", "agent_run_id",
+    __slots__ = ("_attempts", "_gate", "_script_sha256", "_used", "abandoned", "abort",
+                 "agent_run_id",
                  "bounds", "context", "deadline", "max_tool_calls", "records", "retention",
                  "run_id", "script", "session_id")
 
@@ -100,6 +101,7 @@ class RunContext:
         """Why the run was stopped (re-raised to the programmer); no call starts once set."""
         self._gate = threading.Lock()
         self._attempts = itertools.count(1)
+        self._used = 0
         limits = limits if limits is not None else _DEFAULT_LIMITS
         self.deadline = deadline
         self.bounds = ValidationBounds(limits.max_argument_items, limits.max_argument_depth,
@@ -132,7 +134,19 @@ class RunContext:
     def admit(self) -> bool:
         """Count one attempt; False once the budget is exhausted (thread-safe:
         ``next`` on ``itertools.count`` is atomic)."""
-        return next(self._attempts) <= self.max_tool_calls
+        self._used = used = next(self._attempts)
+        return used <= self.max_tool_calls
+
+    def reserve(self, count: int) -> bool:
+        """Whether ``count`` more attempts fit the budget; if not, the budget is
+        spent, so that no later call of the run is admitted either. (A run's
+        calls reach the host one message at a time, so nothing is admitted
+        between the check and the batch's own attempts.)"""
+        if count <= self.max_tool_calls - self._used:
+            return True
+        self._used = self.max_tool_calls
+        self._attempts = itertools.count(self.max_tool_calls + 1)
+        return False
 
 
 class ToolExecutor:
@@ -505,6 +519,18 @@ class Dispatcher:
         return None
 
     # --- many calls (parallel) ----------------------------------------------------
+    @staticmethod
+    def batch_refusal(ctx: RunContext, count: int) -> Reply | None:
+        """The ``tool_call_limit`` reply to a batch of ``count`` calls larger than the
+        run's remaining budget (which it spends), or None when the batch fits. Such
+        a batch is refused whole: none of its calls runs and no record is built."""
+        if ctx.reserve(count):
+            return None
+        return _error("tool_call_limit",
+                      f"the run exceeded its budget of {ctx.max_tool_calls} tool calls: a "
+                      f"parallel() batch of {count} calls does not fit what was left of it, "
+                      "and none of them ran")
+
     def call_many(
         self, ctx: RunContext, calls: Sequence[tuple[Any, Any]], source: str = "script"
     ) -> list[Reply]:
@@ -516,6 +542,9 @@ class Dispatcher:
         ``ApprovalRequired``) or reaches its deadline, no further call of the
         batch starts: those calls reply ``host_abort`` or ``timeout``.
         """
+        refusal = self.batch_refusal(ctx, len(calls))
+        if refusal is not None:
+            return [refusal] * len(calls)
         replies: list[Reply | None] = [None] * len(calls)
         records: list[ToolCallRecord] = []
         starts: list[float] = []

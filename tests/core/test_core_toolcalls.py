@@ -210,8 +210,13 @@ def test_tool_call_budget_in_parallel(make_runtime: Any) -> None:
     runtime = make_runtime(ALL_TOOLS, limits=Limits(max_tool_calls=3))
     result = runtime.run("parallel(add, [1, 2, 3, 4, 5])")
     assert result.error.type == "tool_call_limit"
-    assert len(result.tool_calls) == 5
-    assert sum(r.ok for r in result.tool_calls) == 3
+    # A batch larger than what is left of the budget is refused whole: nothing ran.
+    assert "batch of 5 calls" in result.error.message
+    assert result.tool_calls == []
+    fits = runtime.run("add(1)\nparallel(add, [1, 2])")
+    assert fits.ok and fits.value == [1, 2], fits.to_dict()
+    over = runtime.run("add(1)\nparallel(add, [1, 2, 3])")
+    assert over.error.type == "tool_call_limit" and len(over.tool_calls) == 1
 
 
 # --- parallel ------------------------------------------------------------------------

@@ -34,9 +34,9 @@ def raw(out: object, data: bytes) -> None:
     out.flush()  # type: ignore[attr-defined]
 
 
-def misbehave(mode: str, out: object, inp: object) -> None:
-    """Answer one ``run`` message the way ``mode`` says."""
-    result = {"type": "result", "id": 1, "ok": True, "value": "fine", "stdout": "",
+def misbehave(mode: str, out: object, inp: object, run: object) -> None:
+    """Answer one ``run`` message (whose id is ``run``) the way ``mode`` says."""
+    result = {"type": "result", "id": run, "ok": True, "value": "fine", "stdout": "",
               "stdout_truncated": False, "error": None}
     if mode == "invalid_utf8":
         raw(out, struct.pack(">I", 4) + b"\xff\xfe\xfd\xfc")
@@ -63,13 +63,12 @@ def misbehave(mode: str, out: object, inp: object) -> None:
         # that is not a string, and a requires-approval tool: all must come back
         # as reply errors, recorded, and never run.
         forged = [
-            {"type": "call", "id": 11, "tool": "rm_rf", "args": {}},
-            {"type": "call", "id": 12, "tool": "echo", "args": [1, 2]},
-            {"type": "call", "id": 13, "tool": {"name": "echo"}, "args": {}},
-            {"type": "call", "id": 14, "tool": "send_email", "args": {"to": "x", "body": "y"}},
-            {"type": "call", "id": 15, "tool": "echo", "args": "{not json"},
-            {"type": "call_many", "id": 16, "calls": [{"tool": "rm_rf"}, "junk", 5,
-                                                      {"tool": "echo", "args": {"value": 1}}]},
+            {"type": "call", "id": 11, "run": run, "tool": "rm_rf", "args": {}},
+            {"type": "call", "id": 14, "run": run, "tool": "send_email",
+             "args": {"to": "x", "body": "y"}},
+            {"type": "call", "id": 15, "run": run, "tool": "echo", "args": {"value": [1, 2]}},
+            {"type": "call_many", "id": 16, "run": run, "calls": [
+                {"tool": "rm_rf", "args": {}}, {"tool": "echo", "args": {"value": 1}}]},
         ]
         replies = []
         for message in forged:
@@ -78,7 +77,7 @@ def misbehave(mode: str, out: object, inp: object) -> None:
         result["value"] = replies
         raw(out, frame(result))
     elif mode == "bad_result_fields":
-        raw(out, frame({"type": "result", "id": 1, "ok": "yes", "value": {"a": 1},
+        raw(out, frame({"type": "result", "id": run, "ok": "yes", "value": {"a": 1},
                         "stdout": 5, "error": "boom"}))
     elif mode == "reply_to_nothing":
         raw(out, frame({"type": "reply", "id": 99, "ok": True, "value": 1}))
@@ -90,7 +89,7 @@ def main() -> None:
     mode = sys.argv[1]
     inp = os.fdopen(0, "rb", buffering=0)
     out = os.fdopen(1, "wb", buffering=0)
-    raw(out, frame({"type": "ready", "protocol": 1, "pid": os.getpid(), "python": "3"}))
+    raw(out, frame({"type": "ready", "protocol": 2, "pid": os.getpid(), "python": "3"}))
     while True:
         message = read_frame(inp)
         kind = message.get("type")
@@ -99,7 +98,7 @@ def main() -> None:
         elif kind == "reset":
             raw(out, frame({"type": "reset_done"}))
         elif kind == "run":
-            misbehave(mode, out, inp)
+            misbehave(mode, out, inp, message["id"])
         elif kind == "shutdown":
             return
 

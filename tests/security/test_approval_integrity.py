@@ -348,7 +348,7 @@ def send(text):
 def read():
     size, = struct.unpack(">I", inp.read(4))
     return json.loads(inp.read(size))
-send(json.dumps({"type": "ready", "protocol": 1, "pid": os.getpid(), "python": "3"}))
+send(json.dumps({"type": "ready", "protocol": 2, "pid": os.getpid(), "python": "3"}))
 while True:
     message = read()
     kind = message.get("type")
@@ -357,10 +357,10 @@ while True:
     elif kind == "run":
         replies = []
         for number in ("NaN", "Infinity", "-Infinity"):
-            send('{"type": "call", "id": 7, "tool": "refund", '
-                 '"args": {"order": "A", "amount": %s}}' % number)
+            send('{"type": "call", "id": 7, "run": "%s", "tool": "refund", '
+                 '"args": {"order": "A", "amount": %s}}' % (message["id"], number))
             replies.append(read())
-        send(json.dumps({"type": "result", "id": 1, "ok": True, "value": replies,
+        send(json.dumps({"type": "result", "id": message["id"], "ok": True, "value": replies,
                          "stdout": "", "stdout_truncated": False, "error": None}))
     elif kind == "shutdown":
         break
@@ -368,8 +368,9 @@ while True:
 
 
 def test_a_compromised_sandbox_cannot_send_nan(tmp_path: Path) -> None:
-    """The wire's JSON reader accepts NaN; validation must not. (A sandbox process
-    that speaks the protocol itself: the same host path serves every process backend.)"""
+    """The wire refuses NaN and infinities: the frame is a protocol error and the tool
+    never runs. (A sandbox process that speaks the protocol itself: the same host path
+    serves every process backend.)"""
     (tmp_path / "evil.py").write_text(NAN_SANDBOX)
     exe = tmp_path / "python"
     exe.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'evil.py'}\n")
@@ -379,9 +380,9 @@ def test_a_compromised_sandbox_cannot_send_nan(tmp_path: Path) -> None:
     with Runtime(TOOLS, backend=SubprocessBackend(python=str(exe)), approve=policy,
                  limits=LIMITS) as runtime:
         result = runtime.run("anything")
-    assert result.ok, result.to_dict()
-    assert [reply["error"]["type"] for reply in result.value] == ["invalid_arguments"] * 3
-    assert _ran("refund") == []
+    assert not result.ok and result.error is not None, result.to_dict()
+    assert result.error.type == "protocol_error" and "finite" in result.error.message
+    assert result.tool_calls == [] and _ran("refund") == []
 
 
 def test_nan_inside_a_pydantic_model_is_refused(make_runtime: Any) -> None:

@@ -189,9 +189,9 @@ def test_compromised_sandbox_forged_calls_stop_at_the_whitelist() -> None:
     with tempfile.TemporaryDirectory() as tmp, evil_runtime("forged_calls", Path(tmp)) as runtime:
         result = runtime.run("1")
     assert result.ok, result.to_dict()
-    errors = [reply.get("error", {}).get("type") for reply in result.value[:5]]
-    assert errors == ["unknown_tool", "invalid_arguments", "unknown_tool", "denied",
-                      "invalid_json"]
+    # (Calls whose fields have the wrong types are protocol errors: test_hostile_frames.py.)
+    errors = [reply.get("error", {}).get("type") for reply in result.value[:3]]
+    assert errors == ["unknown_tool", "denied", None]
     records = [(c.name, c.ok, c.approved) for c in result.tool_calls]
     assert ("send_email", False, False) in records  # recorded, denied, never ran
     assert records[-1] == ("echo", True, True)  # the one valid call in call_many

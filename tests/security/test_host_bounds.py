@@ -209,8 +209,9 @@ def test_validation_stops_at_the_deadline():
 
 
 def test_compromised_sandbox_deep_arguments(tmp_path: Path):
-    """A sandbox an attacker controls sends arguments 500 levels deep."""
-    deep = "[" * 500 + '"x"' + "]" * 500
+    """A sandbox an attacker controls sends arguments 110 levels deep (deeper frames
+    are refused before decoding: test_hostile_frames.py)."""
+    deep = "[" * 110 + '"x"' + "]" * 110
     evil = tmp_path / "evil.py"
     evil.write_text(EVIL_DEEP.replace("DEEP", deep))
     exe = tmp_path / "python"
@@ -238,16 +239,17 @@ def recv():
     while len(data) < size:
         data += inp.read(size - len(data))
     return json.loads(data)
-send({"type": "ready", "protocol": 1, "pid": os.getpid(), "python": "3"})
+send({"type": "ready", "protocol": 2, "pid": os.getpid(), "python": "3"})
 while True:
     message = recv()
     if message["type"] == "configure":
         send({"type": "configured"})
     elif message["type"] == "run":
-        body = b'{"type":"call","id":1,"tool":"count_items","args":{"items":[{"a":DEEP}]}}'
+        body = (b'{"type":"call","id":1,"run":"%s","tool":"count_items",'
+                b'"args":{"items":[{"a":DEEP}]}}' % message["id"].encode())
         out.write(struct.pack(">I", len(body)) + body)
         reply = recv()
-        send({"type": "result", "id": 1, "ok": True, "value": reply, "stdout": "",
+        send({"type": "result", "id": message["id"], "ok": True, "value": reply, "stdout": "",
               "stdout_truncated": False, "error": None})
     elif message["type"] == "shutdown":
         break

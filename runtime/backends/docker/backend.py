@@ -52,7 +52,13 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from toolscript.sandbox.protocol import PROTOCOL_VERSION, FrameDecoder, FrameError, encode_frame
+from toolscript.sandbox.protocol import (
+    PROTOCOL_VERSION,
+    FrameDecoder,
+    FrameError,
+    WireBounds,
+    encode_frame,
+)
 from toolscript.sandbox.zygote import ZYGOTE_FLAG
 
 from toolscript.errors import ConfigurationError, ImageError, ProtocolError, SandboxStartError
@@ -440,6 +446,10 @@ class DockerSandbox(SandboxHandle):
         self.start_seconds = time.perf_counter() - t0
 
     # ---------------------------------------------------------- protocol
+    def set_wire_bounds(self, bounds: WireBounds) -> None:
+        """Bound the frames decoded from now on (see :class:`SandboxHandle`)."""
+        self._decoder.bounds = bounds
+
     def send(self, message: dict[str, Any]) -> None:
         """Send one protocol message (raises ``SandboxDied`` if the container is gone)."""
         data = encode_frame(message)
