@@ -145,7 +145,7 @@ class Runtime:
         Assigning it replaces the hook for every call from then on, in every
         session of this runtime (open ones included)::
 
-            runtime.approve = PlanApproval(plan, fallback=TerminalApproval())
+            runtime.approve = PlanApproval(plan, session=session, fallback=TerminalApproval())
 
         Raises:
             ConfigurationError: the new value is neither callable nor None.

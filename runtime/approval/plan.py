@@ -25,9 +25,12 @@ does not need to be: :class:`PlanApproval` enforces every value and count of
 the plan when the calls arrive.
 
 :class:`PlanApproval` is an approval hook built from a plan a human
-approved. It is bound to the script the plan was made from (by the SHA-256
-of its text) and to the first run of that script: calls from another
-script, from a later run or direct calls go to the ``fallback``. A call
+approved. It is bound to the session it was approved for, to the script the
+plan was made from (by the SHA-256 of its text), to the first run of that
+script in that session and to the injected values (the user) of that run's
+calls: calls from another session (even one running the identical script
+for another user), another script, a later run or direct calls go to the
+``fallback`` and never use up the plan. A call
 passes on its own only if it fits a call site whose every value and count
 is proven (each argument within its values, the site's count not used up;
 counts are kept per site, not pooled per tool); a site with a computed
@@ -36,10 +39,12 @@ argument is listed in ``accept_computed``. Anything else goes to the
 fallback (default: denied)::
 
     plan = analyze(code, runtime.tools)
-    approval = PlanApproval(plan, fallback=TerminalApproval(), accept_computed=["body"])
-    print(approval.describe())              # show it to a human once
-    runtime.approve = approval
-    runtime.run(code)
+    with runtime.session(context={"user_id": "u-42"}) as session:
+        approval = PlanApproval(plan, session=session, fallback=TerminalApproval(),
+                                accept_computed=["body"])
+        print(approval.describe())          # show it to a human once
+        runtime.approve = approval
+        session.run(code)
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from toolscript.runtime.approval.hooks import ApprovalHook, Decision, ToolCallRequest, decide
 from toolscript.tools.binding import render
@@ -531,11 +536,23 @@ def analyze(code: str, tools: Any) -> Plan:
 # --- approval ---------------------------------------------------------------------
 
 
+class SessionLike(Protocol):
+    """What a plan reads of the session it is approved for."""
+
+    @property
+    def id(self) -> str: ...
+
+
+
+
 class PlanApproval:
     """An approval hook that passes the calls of an approved plan, once.
 
     Args:
         plan: from :func:`analyze`.
+        session: the session the plan is approved for (a
+            :class:`~toolscript.runtime.session.Session` or its ``id``): only
+            that session's run of the script can use the plan.
         fallback: the hook asked for every call the plan does not cover
             (``None``: such calls are denied).
         approved_by: a name for the approval, used in reasons.
@@ -543,23 +560,38 @@ class PlanApproval:
             along with the plan: parameter names (``"body"``) or
             ``"tool.param"``; ``True`` accepts every computed argument. A
             site with an unbounded count is never passed on its own.
+        injected: the injected values the plan is approved for, by parameter
+            name as the hook sees them (``{"user_id": "u-42"}``); by default
+            those of the first call that passes. Every call that passes must
+            carry the same value for each such parameter it has.
 
-    A call passes if it comes from the analysed script (same SHA-256), in the
-    first run that called with it, and fits a covered call site whose count is
-    not used up; the site it is counted against is the most specific one that
-    fits. Everything else goes to ``fallback``.
+    A call passes if it comes from ``session``, from the analysed script
+    (same SHA-256), in the first run that called with it, with the plan's
+    injected values, and fits a covered call site whose count is not used up;
+    the site it is counted against is the most specific one that fits.
+    Everything else goes to ``fallback`` (and uses up nothing).
+
+    Raises:
+        TypeError: ``session`` is missing or neither a session nor a string.
     """
 
     def __init__(self, plan: Plan, fallback: ApprovalHook | None = None,
-                 *, approved_by: str = "plan",
-                 accept_computed: Iterable[str] | bool = ()) -> None:
+                 *, session: SessionLike | str, approved_by: str = "plan",
+                 accept_computed: Iterable[str] | bool = (),
+                 injected: Mapping[str, Any] | None = None) -> None:
         self.plan = plan
+        self.session_id = _session_id(session)
+        """The session the plan is approved for."""
         self.fallback = fallback
         self.approved_by = approved_by
         self.accept_computed: frozenset[str] | bool = (
             accept_computed if isinstance(accept_computed, bool) else frozenset(accept_computed))
         self.run_id: str | None = None
         """The run the plan was bound to by its first call (``None`` until then)."""
+        self.injected: dict[str, str] | None = (
+            None if injected is None else {str(k): _key(v) for k, v in injected.items()})
+        """The injected values the plan is bound to (JSON text by parameter name;
+        ``None`` until the first call that passes, unless given)."""
         self._used = [0] * len(plan.calls)
         self._lock = threading.Lock()
 
@@ -593,7 +625,9 @@ class PlanApproval:
             else:
                 lines.append(f"{call.describe()}  -> asked: {self._why_not(call)}")
         lines.append("(values and counts are checked as the calls arrive, per call site, for "
-                     "this script's first run only)")
+                     f"this script's first run in session {self.session_id} only"
+                     + (f", injected {_short(self._shown_injected())}" if self.injected else "")
+                     + ")")
         return "\n".join(lines + self.plan.notes)
 
     def _why_not(self, call: PlannedCall) -> str:
@@ -625,16 +659,24 @@ class PlanApproval:
             return f"outside the approved plan: the planned script did not parse ({request.tool})"
         if request.source != "script":
             return f"outside the approved plan: a direct call of {request.tool}"
+        if request.session_id != self.session_id:
+            return (f"outside the approved plan: {request.tool} called from session "
+                    f"{request.session_id}; the plan was approved for session {self.session_id}")
         if plan.script_sha256 is None or request.script_sha256 != plan.script_sha256:
             return (f"outside the approved plan: {request.tool} called from another script "
                     "than the one the plan was made from")
         args = request.args if isinstance(request.args, Mapping) else {}
+        injected = {str(k): _key(v) for k, v in (request.injected or {}).items()}
         with self._lock:
             if self.run_id is None:
                 self.run_id = request.run_id
             elif self.run_id != request.run_id:
                 return (f"outside the approved plan: the plan approved run {self.run_id}, "
                         f"not run {request.run_id}")
+            mismatch = self._other_identity(injected)
+            if mismatch is not None:
+                return (f"outside the approved plan: {request.tool} injects {mismatch}, not "
+                        "the value the plan was approved for")
             fitting = []
             exhausted = []
             for index, call in enumerate(plan.calls):
@@ -650,6 +692,7 @@ class PlanApproval:
             if fitting:
                 index = min(fitting, key=lambda i: self._specificity(plan.calls[i]))
                 self._used[index] += 1
+                self.injected = {**injected, **(self.injected or {})}
                 line = plan.calls[index].line
                 return Decision.allow(f"inside the approved plan (line {line})")
         if exhausted:
@@ -662,11 +705,34 @@ class PlanApproval:
             return f"outside the approved plan: {request.tool}({_short(args)}) ({why})"
         return f"outside the approved plan: {request.tool}({_short(args)})"
 
+    def _other_identity(self, injected: Mapping[str, str]) -> str | None:
+        """The first injected parameter whose value is not the plan's, or None."""
+        bound = self.injected
+        if bound is None:
+            return None
+        for name, value in injected.items():
+            if name in bound and bound[name] != value:
+                return f"{name}={value}"
+        return None
+
+    def _shown_injected(self) -> dict[str, Any]:
+        return {name: json.loads(value) for name, value in (self.injected or {}).items()}
+
     def _specificity(self, call: PlannedCall) -> tuple[int, int, int]:
         """Sort key: the site with the fewest accepted values is charged first."""
         computed = len(call.computed)
         spread = sum(len(v) for v in call.args.values() if v is not ANY)
         return (computed, spread, call.max_calls or 0)
+
+
+def _session_id(session: Any) -> str:
+    if isinstance(session, str):
+        return session
+    sid = getattr(session, "id", None)
+    if not isinstance(sid, str):
+        raise TypeError("PlanApproval(session=...) takes the Session the plan is approved for "
+                        f"(or its id), got {type(session).__name__}")
+    return sid
 
 
 def _short(args: Mapping[str, Any]) -> str:

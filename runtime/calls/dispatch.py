@@ -34,7 +34,7 @@ from ..limits import Limits
 from ..results import RunError, ToolCallRecord
 from .deadlines import Deadlines
 from .fanout import Fanout, FanoutJob
-from .hostsupply import BoundCall, HostSupply
+from .hostsupply import BoundCall, HostSupply, NotStarted
 from .messages import builtin_exception_of, clean_message, safe_str
 from .retention import RetentionBudget, summarize_args
 from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded, ToolTimedOut
@@ -431,7 +431,10 @@ class Dispatcher:
                               "its wall-clock limit")
             return _error("timeout", str(exc))
         except Overloaded as exc:
-            return _error("overloaded", f"{tool.name}() did not start: {exc}")
+            return _error("overloaded", f"{tool.name}() did not start: {exc}", started=False)
+        except NotStarted as exc:
+            return _error(exc.error_type, clean_message(str(exc), self._text_limit),
+                          started=False)
         except (ToolscriptError, KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C in a tool
             raise HostAbort(exc) from exc
         except Exception as exc:

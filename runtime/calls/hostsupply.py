@@ -18,7 +18,9 @@ approval hook is shown:
   different users never share a key;
 * a prepare call stores its result as a plan and answers with a plan id; a
   commit call looks the plan up (same session, not expired), shows the hook
-  ``{"plan_id", "plan"}`` and commits exactly that plan, once.
+  ``{"plan_id", "plan"}`` and commits exactly that plan, once - and only if
+  it has still not expired once the approval returned (a slow approval can
+  outlast a plan: the commit is then refused, :class:`NotStarted`).
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from ..results import ToolCallRecord
     from .dispatch import RunContext
 
-__all__ = ["BoundCall", "HostSupply", "PreparedPlans"]
+__all__ = ["BoundCall", "HostSupply", "NotStarted", "PreparedPlans"]
 
 Reply = dict[str, Any]
 DEFAULT_WAIT_S = 30.0
@@ -69,6 +71,16 @@ def _json_data(value: Any) -> Any:
         return to_json_data(value)
     except NotJSONData:
         return to_json_data(to_jsonable(value))
+
+
+class NotStarted(Exception):
+    """Raised by a bound call that refuses to act at invocation (after approval): the
+    dispatcher answers ``error_type`` with this message and records that the tool
+    never started."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
 
 
 @dataclass
@@ -290,8 +302,16 @@ class HostSupply:
         self.plan_ttls.setdefault(tool.name, tool.plan_ttl_s)
         record.plan = plan  # the audit line names the plan approved, not just its id
         key = f"{tool.name}:plan:{plan_id}"
-        bound = BoundCall(tool, lambda: self._once(key, str(plan_id), wait_s,
-                                                  lambda: tool.apply_plan(plan), record))
+
+        def commit() -> Any:  # runs after the approval, however long that took
+            if self.plans.get(plan_id, ctx.session_id, tool.name) is None:
+                raise NotStarted("invalid_arguments", (
+                    f"{tool.name}(): plan {plan_id!r} expired before the commit was approved "
+                    f"(plans last {tool.plan_ttl_s:g} s); nothing was committed: prepare it "
+                    "again"))
+            return tool.apply_plan(plan)
+
+        bound = BoundCall(tool, lambda: self._once(key, str(plan_id), wait_s, commit, record))
         return bound, {"plan_id": plan_id, "plan": json.loads(json.dumps(plan))}
 
     def register(self, tools: Any) -> None:

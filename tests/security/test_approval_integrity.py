@@ -557,8 +557,9 @@ def test_the_plan_pattern_from_the_docs_takes_effect(make_runtime: Any) -> None:
 
     runtime = make_runtime([send_email], limits=LIMITS)
     code = "send_email('boss@corp.example', 'report', 'numbers')"
-    runtime.approve = PlanApproval(analyze(code, runtime.tools))
-    result = runtime.run(code)
+    with runtime.session() as session:
+        runtime.approve = PlanApproval(analyze(code, runtime.tools), session=session)
+        result = session.run(code)
     assert result.ok and "inside the approved plan" in result.tool_calls[0].reason
     other = runtime.run("send_email('attacker@evil.example', 'x', 'y')")
     assert not other.ok and "outside the approved plan" in other.tool_calls[0].reason

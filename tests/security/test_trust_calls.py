@@ -7,6 +7,12 @@
   ``call_tools`` batches, async tools, ``run_async`` cancelled by its loop.
   The interrupt is a real SIGINT to the main thread, delivered while a write
   is running; the writes count their own starts.
+* **A plan is spent only by the session and user it was approved for.**
+  Another session running the identical script (for another injected user)
+  goes to the fallback and uses up nothing; a call injecting another value
+  than the plan's is outside it.
+* **An expired two-phase plan is never committed**, however long the approval
+  of its commit took.
 """
 
 from __future__ import annotations
@@ -19,9 +25,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from toolscript.runtime.approval.hooks import ToolCallRequest
+from toolscript.runtime.approval.plan import PlanApproval, analyze
+from toolscript.tools import Injected
 from waiting import wait_until
 
-from toolscript import Limits, Runtime, tool
+from toolscript import Decision, Limits, Runtime, tool, two_phase
 
 WRITE_S = 0.3
 """How long each write takes: the interrupt lands while one is running."""
@@ -153,3 +162,135 @@ def test_cancelled_run_async_stops_the_run(backend_name: str, make_runtime: Any)
             await asyncio.to_thread(_assert_nothing_started_after, writes, seen)
 
     asyncio.run(main())
+
+
+# --- plan approval: bound to its session and its injected user ------------------------
+
+MAILED: list[tuple[str, str]] = []
+
+
+@tool
+def send_report(to: str, user_id: Injected[str]) -> str:
+    """Mail the report, as the injected user."""
+    MAILED.append((user_id, to))
+    return to
+
+
+REPORT = "send_report(to='boss@corp.example')\nsend_report(to='team@corp.example')"
+
+
+def _report_sessions(make_runtime: Any) -> tuple[Runtime, Any, Any]:
+    runtime = make_runtime([send_report], limits=Limits(tool_timeout_s=5.0))
+    return (runtime, runtime.session(context={"user_id": "alice"}),
+            runtime.session(context={"user_id": "mallory"}))
+
+
+def test_another_session_cannot_spend_the_plan(backend_name: str, make_runtime: Any) -> None:
+    """Mallory's session runs the identical script first: it is refused and spends
+    nothing, and alice's run, the one approved, still passes whole."""
+    MAILED.clear()
+    runtime, alice, mallory = _report_sessions(make_runtime)
+    with alice, mallory:
+        runtime.approve = PlanApproval(analyze(REPORT, runtime.tools), session=alice)
+        stolen = mallory.run(REPORT)
+        mine = alice.run(REPORT)
+    assert not stolen.ok and "approved for session" in stolen.tool_calls[0].reason
+    assert mine.ok, mine.to_dict()
+    assert all("inside the approved plan" in c.reason for c in mine.tool_calls)
+    assert MAILED == [("alice", "boss@corp.example"), ("alice", "team@corp.example")]
+
+
+def test_another_session_is_asked_not_passed(backend_name: str, make_runtime: Any) -> None:
+    """With a fallback, another session's identical script reaches the fallback (a
+    human), never the plan; a session id string binds like the session."""
+    MAILED.clear()
+    asked: list[str] = []
+
+    def human(request: ToolCallRequest) -> Decision:
+        asked.append(request.session_id)
+        return Decision.deny("no")
+
+    runtime, alice, mallory = _report_sessions(make_runtime)
+    with alice, mallory:
+        runtime.approve = PlanApproval(analyze(REPORT, runtime.tools), fallback=human,
+                                       session=alice.id)
+        assert not mallory.run(REPORT).ok
+        assert alice.run(REPORT).ok
+    assert asked == [mallory.id]  # the first call was denied and stopped the script
+    assert [user for user, _ in MAILED] == ["alice", "alice"]
+
+
+def test_a_plan_is_bound_to_its_injected_user(backend_name: str, make_runtime: Any) -> None:
+    """A plan approved for user alice passes nothing in a session that injects another
+    user, even the session it names."""
+    MAILED.clear()
+    runtime, _alice, mallory = _report_sessions(make_runtime)
+    with mallory:
+        runtime.approve = PlanApproval(analyze(REPORT, runtime.tools), session=mallory,
+                                       injected={"user_id": "alice"})
+        result = mallory.run(REPORT)
+    assert not result.ok and "injects user_id" in result.tool_calls[0].reason
+    assert MAILED == []
+    approval = PlanApproval(analyze(REPORT, runtime.tools), session="s1",
+                            injected={"user_id": "alice"})
+    assert "session s1" in approval.describe() and "alice" in approval.describe()
+
+
+def test_a_plan_needs_the_session_it_is_for() -> None:
+    plan = analyze(REPORT, [send_report])
+    with pytest.raises(TypeError):
+        PlanApproval(plan)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="session"):
+        PlanApproval(plan, session=42)  # type: ignore[arg-type]
+
+
+# --- two-phase plans expire, even while their commit waits for approval --------------
+
+COMMITTED: list[Any] = []
+
+
+def _plan_refund(order: str) -> dict[str, Any]:
+    """Plan a refund of one order."""
+    return {"order": order}
+
+
+def _do_refund(plan: dict[str, Any]) -> str:
+    COMMITTED.append(plan)
+    return "refunded"
+
+
+def test_an_expired_plan_is_not_committed_after_a_slow_approval(
+        backend_name: str, make_runtime: Any) -> None:
+    """The commit's approval outlasts the plan's lifetime: the commit is refused, the
+    commit function never runs, and the record says the tool did not start."""
+    COMMITTED.clear()
+    pair = two_phase(_plan_refund, _do_refund, name="refund", ttl_s=0.5)
+    seen = threading.Event()
+
+    def slow_human(request: ToolCallRequest) -> Decision:
+        if request.tool == "commit_refund":
+            time.sleep(1.5)  # the plan expires while the human reads it
+            seen.set()
+        return Decision.allow("yes")
+
+    runtime = make_runtime(list(pair), approve=slow_human,
+                           limits=Limits(wall_time_s=30.0, tool_timeout_s=10.0))
+    result = runtime.run("p = prepare_refund(order='A1')\ncommit_refund(plan_id=p['plan_id'])")
+    assert seen.is_set()
+    assert not result.ok and COMMITTED == []
+    commit = result.tool_calls[-1]
+    assert commit.approved is True and commit.error is not None
+    assert commit.error.type == "invalid_arguments" and "expired" in commit.error.message
+    assert commit.error.details.get("started") is False
+
+
+def test_a_live_plan_is_committed_once(backend_name: str, make_runtime: Any) -> None:
+    """The same approval path, in time: committed exactly once."""
+    COMMITTED.clear()
+    pair = two_phase(_plan_refund, _do_refund, name="refund", ttl_s=60.0)
+    runtime = make_runtime(list(pair), approve=lambda request: Decision.allow("yes"),
+                           limits=Limits(wall_time_s=30.0, tool_timeout_s=10.0))
+    result = runtime.run("p = prepare_refund(order='A1')\n"
+                         "[commit_refund(plan_id=p['plan_id']) for _ in range(2)]")
+    assert result.ok, result.to_dict()
+    assert COMMITTED == [{"order": "A1"}]

@@ -74,7 +74,7 @@ def test_the_typo_is_caught_however_the_policy_is_installed(make_runtime: Any,
         rt.approve = policy
     plan = analyze("lookup('a')", rt.tools)
     with pytest.raises(ConfigurationError, match="Send_Email"):
-        rt.approve = PlanApproval(plan, fallback=policy)  # a plan's fallback, too
+        rt.approve = PlanApproval(plan, fallback=policy, session="s1")  # a plan's fallback, too
     assert rt.approve is None  # a refused policy is not installed
 
 
