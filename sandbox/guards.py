@@ -23,6 +23,7 @@ from collections import UserString
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .layouts import LAYOUT_CHECKED_ATTRIBUTES, checked_method
 from .policy import (
     GUARDED,
     HIDDEN,
@@ -425,6 +426,8 @@ class Guards:
             return self.init_of(obj)
         if name == "register":
             return self.register_of(obj)
+        if name in LAYOUT_CHECKED_ATTRIBUTES:
+            return checked_method(obj, name)
         if name == "mro":
             return mro_of(obj)
         if name[:1] == "_":

@@ -209,6 +209,10 @@ GUARDED_ATTRIBUTES = frozenset({"format", "format_map", "__class__", "__init__",
                                 "mro"})
 """Attribute loads that always go through the runtime ``_getattr_`` guard."""
 
+LAYOUT_CHECKED_ATTRIBUTES = frozenset({"replace"})
+"""Attribute loads guarded too: a C base class's method of that name is unsafe on a C
+subclass's instances (``datetime.date.replace(dt)``, see :mod:`.layouts`)."""
+
 HIDDEN_ATTRIBUTES = INSPECT_ATTRIBUTES | frozenset({"co_consts", "cell_contents"})
 """Non-dunder attribute names that lead to frames, code objects or closure
 cells: refused wherever a script can name an attribute (syntax, ``getattr``,
@@ -238,7 +242,8 @@ def attribute_rule(name: str) -> str:
         return HIDDEN
     if name in HIDDEN_ATTRIBUTES:
         return HIDDEN
-    if name in GUARDED_ATTRIBUTES or (name.startswith("_") and name != "_"):
+    if name in GUARDED_ATTRIBUTES or name in LAYOUT_CHECKED_ATTRIBUTES or (
+            name.startswith("_") and name != "_"):
         return GUARDED
     return PLAIN
 
