@@ -15,10 +15,15 @@ Nothing is mounted. Hardening, all on by default::
 Lifecycle: every container carries the label ``org.toolscript.managed=1`` and
 its owner's host, pid and process start time; it is removed when its handle is
 closed or killed, when the handle is garbage-collected, and at interpreter
-exit. A process killed before it could do that (``SIGKILL``, a crash) leaves
-its containers behind: every new :class:`DockerBackend` removes those whose
-owner on this host is gone (:func:`remove_orphans`), and :func:`gc` removes
-stale ones on demand (``toolscript gc``). A container is never reused: a warm
+exit. A host killed before it could do that (``SIGKILL``, a crash) leaves
+nothing running and, normally, nothing at all: each container ends itself
+when its host's channel closes (the socket transport's lifeline, see
+:mod:`.socket_channel`; the fork server's end of file; attached stdin is
+closed when the host's attach ends, ``StdinOnce``), and the process's
+undertaker (:mod:`.undertaker`) removes them. As the last net, every new
+:class:`DockerBackend` removes the containers whose owner on this host is gone
+(:func:`remove_orphans`), and :func:`gc` removes stale ones on demand
+(``toolscript gc``). A container is never reused: a warm
 pool (:class:`~toolscript.runtime.backends.pool.WarmPool`) hands out fresh
 ones that have already said ``ready``. That is ``isolation="container"``;
 with ``isolation="process"`` (:mod:`.process`) containers run the
@@ -65,6 +70,7 @@ from toolscript.errors import ConfigurationError, ImageError, ProtocolError, San
 
 from ..base import Backend, SandboxDied, SandboxHandle, SandboxSpec
 from ..pool import WarmPool
+from . import undertaker
 from .image import DEFAULT_IMAGE, check_image, docker_client
 from .process import (
     ContainerProcessHandle,
@@ -360,6 +366,7 @@ def _remove_everything_at_exit() -> None:
     for backend in list(_BACKENDS):
         backend.shutdown()  # stops the pool threads first: no container starts after this
     _REGISTRY.remove_all(exiting=True)
+    undertaker.dismiss()  # everything is removed: it need not ask the engine
 
 
 # --------------------------------------------------------------------- handle
@@ -731,6 +738,7 @@ class DockerBackend(Backend):
             check_image(image, client=self._client)
         self.orphans_removed: list[str] = remove_orphans(self._api)
         """Containers left behind by owners on this host that are gone, removed at start."""
+        undertaker.ensure_started(owner_labels())  # before this process creates any container
         self.image = image
         self.pool_size = pool_size
         self.start_timeout = start_timeout

@@ -9,11 +9,18 @@ So, when the engine runs on this machine, each container gets:
   **read-only** at ``/run/toolscript`` (the only mount of the container: the
   "protocol channel" of the security model);
 * a boot command that connects to the socket, puts it on fds 0 and 1 and runs
-  the unchanged sandbox server (``python -m toolscript.sandbox``); with
+  the unchanged sandbox server (``python -m toolscript.sandbox``) in a forked
+  child; the boot process stays as the container's **lifeline**: it waits for
+  the host's end of the socket to hang up (``POLLRDHUP``, which reads nothing
+  of the stream) or for the server to exit, and then ends the container (every
+  process in it is killed with it, even a server in the middle of a run that
+  would not read the socket until the run ends); the container's exit code is
+  the server's (``128 + signal`` if a signal killed it). With
   ``isolation="process"`` the socket is a ``SOCK_SEQPACKET`` one on fd 0 and
   the container runs the fork server (``--zygote``), which receives each
   session's pipes over it (``SCM_RIGHTS`` works across the container boundary:
-  one kernel).
+  one kernel); the fork server never blocks anywhere but on that socket and
+  exits at its end of file, which ends the container and its sessions.
 
 The host accepts exactly one connection, checks that it comes from a process
 inside that container (``SO_PEERCRED`` pid -> its cgroup names the container
@@ -31,24 +38,57 @@ import shutil
 import socket
 import struct
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from typing import Any
 
 __all__ = [
-    "BOOT_COMMAND", "CONTAINER_DIR", "NO_SOCKET_EXIT", "ZYGOTE_BOOT_COMMAND", "SocketChannel",
+    "BOOT_COMMAND", "CONTAINER_DIR", "HOST_GONE_EXIT", "NO_SOCKET_EXIT", "ZYGOTE_BOOT_COMMAND",
+    "SocketChannel",
 ]
 
 CONTAINER_DIR = "/run/toolscript"
 SOCKET_NAME = "sandbox.sock"
 NO_SOCKET_EXIT = 97
 """Exit code of the boot command when the protocol socket is not there."""
+HOST_GONE_EXIT = 98
+"""Exit code of a container whose lifeline saw the host hang up (the host is gone)."""
 
 _PYTHON = "/opt/toolscript/venv/bin/python"
 
 
-def _boot(kind: str, fds: tuple[int, ...]) -> str:
-    """A boot script: connect a ``kind`` socket, put it on ``fds``, run the sandbox module."""
+_RUN_SANDBOX = ("import runpy\n"
+                "runpy.run_module('toolscript.sandbox', run_name='__main__', alter_sys=True)\n")
+
+# The lifeline: the server runs in a child; this process ends the container (it is the
+# container's main process under its init) when the host hangs up or the child exits.
+_LIFELINE = f"""\
+pid = os.fork()
+if pid == 0:
+{textwrap.indent(_RUN_SANDBOX, "    ")}    sys.exit(0)
+import select
+watch = select.poll()
+watch.register(0, select.POLLRDHUP)
+child = os.pidfd_open(pid)
+watch.register(child, select.POLLIN)
+while True:
+    try:
+        events = dict(watch.poll())
+    except InterruptedError:
+        continue
+    if child in events:
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        os._exit(128 - code if code < 0 else code)
+    if events.get(0, 0) & (select.POLLRDHUP | select.POLLHUP | select.POLLERR):
+        os.kill(-1, 9)
+        os._exit({HOST_GONE_EXIT})
+"""
+
+
+def _boot(kind: str, fds: tuple[int, ...], lifeline: bool) -> str:
+    """A boot script: connect a ``kind`` socket, put it on ``fds``, run the sandbox module
+    (in a child watched by the :data:`_LIFELINE` if ``lifeline``)."""
     dups = "".join(f"os.dup2(s.fileno(), {fd})\n" for fd in fds)
     return f"""\
 import os, socket, sys
@@ -59,14 +99,12 @@ except OSError as e:
     print('toolscript: no protocol socket:', e, file=sys.stderr)
     sys.exit({NO_SOCKET_EXIT})
 {dups}s.close()
-import runpy
-runpy.run_module('toolscript.sandbox', run_name='__main__', alter_sys=True)
-"""
+{_LIFELINE if lifeline else _RUN_SANDBOX}"""
 
 
-BOOT_COMMAND = [_PYTHON, "-I", "-c", _boot("SOCK_STREAM", (0, 1))]
+BOOT_COMMAND = [_PYTHON, "-I", "-c", _boot("SOCK_STREAM", (0, 1), lifeline=True)]
 """Entrypoint of a socket-transport container (the image's own is stdio)."""
-ZYGOTE_BOOT_COMMAND = [_PYTHON, "-I", "-c", _boot("SOCK_SEQPACKET", (0,))]
+ZYGOTE_BOOT_COMMAND = [_PYTHON, "-I", "-c", _boot("SOCK_SEQPACKET", (0,), lifeline=False)]
 """Entrypoint of a container that runs the fork server: the socket is its control socket
 (fd 0, one message per packet); pass ``--zygote`` as its command."""
 
