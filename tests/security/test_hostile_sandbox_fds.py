@@ -25,9 +25,14 @@ wall is reported missing.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -434,3 +439,30 @@ def test_without_landlock_signal_isolation_is_missing_and_can_be_required() -> N
     finally:
         backend.shutdown()
     assert caught.value.missing == ["signals"]
+
+
+def test_doctor_reports_signal_isolation_and_fails_when_it_is_required(tmp_path: Path) -> None:
+    (tmp_path / "toolscript.toml").write_text(textwrap.dedent("""
+        [profiles.p]
+        [profiles.p.backend_options]
+        walls = { landlock = false }
+    """))
+
+    def doctor(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "toolscript", "doctor", *args],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "TOOLSCRIPT_PROFILE": ""})
+
+    done = doctor("--require", "signals", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["required_missing"] == ["signals"]
+    assert "needs Linux 6.12+" in report["walls"]["signals"]["detail"]
+    assert report["walls"]["landlock"]["active"] is False
+    (tmp_path / "toolscript.toml").unlink()
+    from toolscript.sandbox.walls.landlock import abi_version
+
+    scoped = doctor("--require", "signals")
+    assert scoped.returncode == (0 if abi_version() >= 6 else 1), scoped.stdout + scoped.stderr
+    line = next(line for line in scoped.stdout.splitlines() if line.split()[:1] == ["signals"])
+    assert ("active" if abi_version() >= 6 else "MISSING") in line.split()[1]
