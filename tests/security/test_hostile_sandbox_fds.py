@@ -309,7 +309,7 @@ def attack(targets, fds):
                 outcome = attempt(call)
                 if not outcome.startswith("refused"):
                     through.append(f"{name}({target}, {sig}): {outcome}")
-            for fd in fds:
+            for fd in fds if target else ():
                 for name, call in owner_routes(fd, target, sig):
                     outcome = attempt(call)
                     if not outcome.startswith("refused"):
@@ -338,7 +338,7 @@ def test_no_signal_route_reaches_a_neighbour_the_fork_server_or_the_host(
     boxes = start(kind, **walls)
     attacker, victim = neighbours(boxes)
     fork_server = attacker.exec("result = os.getppid()")
-    targets = [victim.pid, -victim.pid, fork_server, -fork_server, 1]
+    targets = [victim.pid, -victim.pid, fork_server, -fork_server, 1, -1, 0]
     if kind == "subprocess":
         targets.append(os.getpid())  # the host (the fork server's parent)
     through = attacker.exec(SIGNAL_ROUTES + f"result = attack({targets!r}, {_fifos(attacker)!r})")
