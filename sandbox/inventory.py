@@ -57,6 +57,10 @@ class Capability:
     """Why holding it (and its instances) gives a script nothing it should not have."""
     origin: str
     """Where a script gets it: ``builtins``, a module name, ``interpreter``, ``tools``."""
+    shared_with_stand_in: bool = False
+    """A stand-in is shown under the same name (``type(print)`` is shown as
+    ``builtin_function_or_method``, like ``type(len)``): two classes, one of them
+    refusing calls."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,11 @@ CLASSES: tuple[Capability, ...] = tuple(
              "dict_reverseitemiterator odict_iterator odict_keys odict_values odict_items "
              "generic_alias_iterator iterator "
              "getset_descriptor member_descriptor method_descriptor wrapper_descriptor "
-             "classmethod_descriptor method-wrapper builtin_function_or_method builtin_method")
+             "classmethod_descriptor method-wrapper builtin_method")
+    + [Capability("builtin_function_or_method", REAL, "functions of the builtin modules and "
+                  "methods of builtin values; the sandbox's own builtins (print, getattr...) "
+                  "show as this name through a stand-in that refuses calls", "builtins",
+                  shared_with_stand_in=True)]
     + _group("builtins", FACADE, "the sandbox's type: type(x) and isinstance(C, type); "
              "three-argument calls (class creation) are refused; every metaclass shows as it",
              "type")
@@ -135,8 +143,12 @@ CLASSES: tuple[Capability, ...] = tuple(
              "object is ever handed out", "toolscript.sandbox.guards.ModuleFacade")
     + _group("tools", STAND_IN,
              "the stub of a tool: calling it sends {tool, args} to the host; type(tool) "
-             "is a stand-in, so no script builds a stub with its own callback",
-             "toolscript.sandbox.toolcalls.ToolStub")
+             "is a stand-in shown as 'tool', so no script builds a stub with its own "
+             "callback", "tool")
+    + _group("interpreter", FACADE,
+             "what a script's __exit__ receives in place of a live traceback (which leads "
+             "to frames): true, with nothing to read",
+             "toolscript.sandbox.guards.TracebackStandIn")
     + _group("tools", REAL, _EXCEPTIONS + "; raised by tool calls, holding only JSON data "
              "from the host",
              "toolscript.sandbox.toolcalls.ToolError toolscript.sandbox.toolcalls._ToolRaised "
@@ -359,21 +371,23 @@ MODULES: dict[str, ModuleDecision] = {decision.name: decision for decision in (
 """How each importable module is exposed, and the rule its facade follows."""
 
 
-def problems(name: str, distinct: int, refuses_calls: bool) -> list[str]:
-    """What is wrong with a class a script reached, by the inventory: ``name`` as
-    ``repr()`` gives it, ``distinct`` how many different class objects carry that
-    name, ``refuses_calls`` whether calling it is refused as a stand-in's call is.
-    Empty if the script may hold it."""
+def problems(name: str, refuses_calls: list[bool]) -> list[str]:
+    """What is wrong with a class name a script reached, by the inventory: ``name``
+    as ``repr()`` gives it, ``refuses_calls`` one flag per different class object
+    shown under that name (True: calling it is refused as a stand-in's call is).
+    Empty if the script may hold them."""
     if name.startswith(SCRIPT_CLASS_PREFIX):
         return []
     entry = BY_NAME.get(name)
     if entry is None:
         return [f"{name}: not in the capability inventory"]
     found = []
-    if distinct > 1:
-        found.append(f"{name}: {distinct} different classes carry this name (a real class "
-                     "behind its facade or stand-in?)")
-    if entry.exposure == STAND_IN and not refuses_calls:
+    allowed = 2 if entry.shared_with_stand_in else 1
+    callable_classes = refuses_calls.count(False)
+    if len(refuses_calls) > allowed or (entry.shared_with_stand_in and callable_classes > 1):
+        found.append(f"{name}: {len(refuses_calls)} different classes carry this name (a real "
+                     "class behind its facade or stand-in?)")
+    if entry.exposure == STAND_IN and callable_classes:
         found.append(f"{name}: the script holds the real class, the inventory lists a stand-in "
                      "(whose calls are refused)")
     return found

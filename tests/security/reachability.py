@@ -19,7 +19,7 @@ from toolscript.sandbox.modules import DEFAULT_MODULES
 
 from toolscript import Limits, Runtime, tool
 
-CRAWL_LIMITS = (120_000, 8, 5)
+CRAWL_LIMITS = (150_000, 8, 5)
 """``(max_objects, max_depth, per_type)`` of the crawl (see ``reachability_crawl.py``)."""
 
 RUN_LIMITS = Limits(wall_time_s=120.0, memory_mb=1024, max_output_chars=10_000,
@@ -86,7 +86,7 @@ class CrawlReport:
         report = cls(backend, value["classes"], value["types"], value["raised"],
                      value["stats"], value["disagreements"])
         for name, entry in sorted(report.classes.items()):
-            for problem in inventory.problems(name, entry["count"], entry["refuses_calls"]):
+            for problem in inventory.problems(name, entry["refuses_calls"]):
                 report.problems.append(
                     (name, f"{problem}; reached as {' | '.join(entry['paths'])}"))
         report.problems += [("format", f"route disagreement: {d}") for d in report.disagreements]

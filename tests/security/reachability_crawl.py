@@ -43,7 +43,7 @@ SPECIAL_NAMES = (
     "__orig_class__", "__members__", "__dataclass_fields__", "__loader__", "__spec__",
     "__all__", "__copy__", "__deepcopy__", "__del__", "__setattr__", "__delattr__",
     "__sizeof__", "__format__", "__getnewargs__", "__prepare__", "__instancecheck__",
-    "__private",
+    "__private", "mro", "register",
 )
 """Special names ``dir()`` does not list in the sandbox: each is tried through ``getattr``."""
 
@@ -333,6 +333,35 @@ def crawl(roots, limits, own):
                 push_error(exc, path + ".next()", depth)
                 return
 
+    def supers(obj, kind, is_class, names, path, depth):
+        """``super(K, obj)`` for every class K along the MRO, and what each proxy finds
+        under every name: a base class's method applied to this object."""
+        try:
+            bases = (obj if is_class else kind).mro()
+        except Exception:
+            bases = [kind]
+        for base in bases:
+            route = f"{path}.super({class_key(base, own)})"
+            try:
+                proxy = super(base, obj)
+            except Exception as exc:
+                push_error(exc, route, depth)
+                continue
+            push(proxy, route, depth)
+            for name in names:
+                stats["attributes"] += 1
+                try:
+                    value = getattr(proxy, name)
+                except Exception as exc:
+                    push_error(exc, route + "." + name, depth)
+                    continue
+                try:
+                    same = value == getattr(obj, name)
+                except Exception:
+                    same = False
+                if not same:  # a base's attribute the object overrides: a route of its own
+                    push(value, route + "." + name, depth)
+
     def patterns(obj, kind, path, depth):
         try:
             bases = kind.mro()
@@ -380,8 +409,9 @@ def crawl(roots, limits, own):
         except Exception as exc:
             names = []
             push_error(exc, path + ".dir()", next_depth)
+        listed = list(names)
         if first or is_class:
-            names = list(names) + list(SPECIAL_NAMES) + list(HIDDEN_NAMES)
+            names = listed + list(SPECIAL_NAMES) + list(HIDDEN_NAMES)
         for name in names:
             read(obj, name, path, next_depth, first)
         if callable(obj):
@@ -392,11 +422,7 @@ def crawl(roots, limits, own):
         except Exception as exc:
             push_error(exc, path + ".vars()", next_depth)
         if first or is_class:
-            try:
-                push(super(obj, obj) if is_class else super(kind, obj), path + ".super()",
-                     next_depth)
-            except Exception as exc:
-                push_error(exc, path + ".super()", next_depth)
+            supers(obj, kind, is_class, listed, path, next_depth)
         if is_class:
             try:
                 push(obj.mro(), path + ".mro()", next_depth)
@@ -407,7 +433,7 @@ def crawl(roots, limits, own):
     stats["objects"] = len(seen)
     stats["unvisited"] = len(pending)
     return {"classes": {key: {"count": len(entry["ids"]),
-                              "refuses_calls": all(entry["refuses_calls"]),
+                              "refuses_calls": entry["refuses_calls"],
                               "paths": entry["paths"][:3]} for key, entry in classes.items()},
             "types": types, "raised": raised, "stats": dict(stats),
             "disagreements": disagreements[:50]}
