@@ -38,12 +38,29 @@ the only profile. Every command line that builds a Runtime (``run``,
 ``batch``, ``agent``, ``mcp serve``) applies the whole profile so chosen,
 even without ``--profile`` (:func:`select_profile`); ``TOOLSCRIPT_PROFILE``
 set with no configuration file found is an error, never a silent default.
+
+Trust. A configuration is *named* when its path is given (``--config FILE``,
+``TOOLSCRIPT_CONFIG``, ``load_config(path)``), and *found* otherwise
+(:func:`find_config`: the working directory, then its parents). A file
+found in the working directory counts as named (it is the project you are
+in). One found in a parent directory, or one you do not own (another user's
+file, a file or folder others can write to), is *restricted*
+(:attr:`Config.restricted` says why): it may set what only tightens
+(``approve`` ``default``/``ask``/``deny``, limits, ``require_isolation``, an
+audit log, modules, idempotency), and a profile of it that would loosen
+approval or run host code — ``approve = "allow"``, ``tools``, ``backend =
+"inprocess"``, ``backend_options``, ``context``/``context_env`` (injected
+identities), a ``model`` ``base_url`` or ``api_key_env`` (where your key is
+sent) — is a :class:`~toolscript.errors.ConfigurationError` saying how to
+trust it, never applied in part. :meth:`Profile.describe` is the line every
+command prints about the configuration and profile in force.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -66,6 +83,8 @@ __all__ = [
 
 CONFIG_FILE = "toolscript.toml"
 PROFILE_ENV = "TOOLSCRIPT_PROFILE"
+CONFIG_ENV = "TOOLSCRIPT_CONFIG"
+"""Names the configuration file explicitly (as ``--config`` does)."""
 BACKENDS = BACKEND_NAMES
 APPROVALS = APPROVAL_MODES
 MODES = ("programmatic", "classic", "mixed")
@@ -134,6 +153,11 @@ class Profile:
     name: str
     source: Path | None = None
     chosen_by: str = ""
+    found: str = ""
+    """How the configuration was found: ``"named"``, ``"working directory"``,
+    ``"parent directory"`` (see the module docs)."""
+    restricted: str | None = None
+    """Why the configuration may only tighten, or None when it is trusted."""
     backend: str = "subprocess"
     approve: str = "default"
     tools: tuple[str, ...] = ()
@@ -150,6 +174,23 @@ class Profile:
     def make_limits(self) -> Limits:
         """The profile's :class:`Limits`."""
         return Limits(**self.limits)
+
+    def describe(self) -> str:
+        """Which configuration and profile are in force, and how trusted (one line)."""
+        found = {"named": "named explicitly", "working directory":
+                 "found in the working directory", "parent directory":
+                 "found in a parent directory"}.get(self.found, self.found or "given")
+        trust = (f"; restricted (may only tighten): {self.restricted}" if self.restricted
+                 else "")
+        return (f"config {self.source} ({found}{trust}), profile {self.name!r} (chosen by "
+                f"{self.chosen_by or 'the caller'}), approve {self.approve}, backend "
+                f"{self.backend}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration and profile in force, as JSON data (``--json`` output)."""
+        return {"path": None if self.source is None else str(self.source),
+                "found": self.found, "restricted": self.restricted, "profile": self.name,
+                "chosen_by": self.chosen_by, "approve": self.approve, "backend": self.backend}
 
     def resolved_context(self) -> dict[str, Any]:
         """``context`` plus the ``context_env`` values read from the environment.
@@ -225,6 +266,10 @@ class Config:
     source: Path | None
     profiles: Mapping[str, Mapping[str, Any]]
     default_profile: str | None = None
+    found: str = "named"
+    """``"named"``, ``"working directory"`` or ``"parent directory"``."""
+    restricted: str | None = None
+    """Why this configuration may only tighten (see the module docs), or None."""
 
     def profile(self, name: str | None = None) -> Profile:
         """The profile ``name`` (or the environment's, the default, the only one).
@@ -275,12 +320,19 @@ def find_config(start: str | Path | None = None) -> Path | None:
 
 
 def load_config(path: str | Path | None = None) -> Config:
-    """Parse a configuration file (default: :func:`find_config`).
+    """Parse a configuration file (default: ``TOOLSCRIPT_CONFIG``, else
+    :func:`find_config`), and judge how far it is trusted (see the module docs).
 
     Raises:
         ConfigurationError: missing file, invalid TOML, unknown top-level keys.
     """
+    found = "named"
+    if path is None and os.environ.get(CONFIG_ENV):
+        path = os.environ[CONFIG_ENV]
     source = Path(path) if path is not None else find_config()
+    if path is None and source is not None:
+        found = ("working directory" if source.parent.resolve() == Path.cwd().resolve()
+                 else "parent directory")
     if source is None:
         raise ConfigurationError(
             f"no configuration found: create {CONFIG_FILE} (or [tool.toolscript] in "
@@ -310,7 +362,11 @@ def load_config(path: str | Path | None = None) -> Config:
             f"allowed: {', '.join(profiles) or '(none)'}"
         )
     _refuse_secrets(data, prefix.rstrip("."), source)
-    return Config(source.resolve(), profiles, default)
+    restricted = _not_owned(source)
+    if restricted is None and found == "parent directory":
+        restricted = (f"it was found in a parent directory ({source.parent}), not named "
+                      "explicitly")
+    return Config(source.resolve(), profiles, default, found, restricted)
 
 
 def select_profile(name: str | None = None,
@@ -328,7 +384,7 @@ def select_profile(name: str | None = None,
             ``TOOLSCRIPT_PROFILE``) but no configuration file exists; or the
             profile is unknown or invalid; or nothing chooses one.
     """
-    if path is None and find_config() is None:
+    if path is None and not os.environ.get(CONFIG_ENV) and find_config() is None:
         wanted = name or os.environ.get(PROFILE_ENV)
         if wanted:
             how = "--profile" if name else PROFILE_ENV
@@ -342,6 +398,51 @@ def select_profile(name: str | None = None,
 
 
 # -- checks ----------------------------------------------------------------------------
+
+
+def _not_owned(source: Path) -> str | None:
+    """Why someone other than this user (or root) could have written ``source``, or None."""
+    me = os.geteuid()
+    try:
+        file, folder = source.stat(), source.resolve().parent.stat()
+    except OSError as exc:
+        return f"its ownership cannot be checked ({exc})"
+    if file.st_uid not in (me, 0):
+        return f"it is owned by uid {file.st_uid}, not by you (uid {me})"
+    if file.st_mode & 0o022:
+        return f"others can write to it (mode {file.st_mode & 0o777:o})"
+    if folder.st_uid not in (me, 0) or (folder.st_mode & 0o022
+                                        and not folder.st_mode & stat.S_ISVTX):
+        return f"others can replace it: its folder {source.resolve().parent} is not yours alone"
+    return None
+
+
+def _loosening(raw: Mapping[str, Any]) -> list[str]:
+    """What a merged profile sets that loosens approval or runs host code."""
+    found = []
+    if raw.get("approve") == "allow":
+        found.append('approve = "allow"')
+    if raw.get("backend") == "inprocess":
+        found.append('backend = "inprocess"')
+    found += [key for key in ("tools", "backend_options", "context", "context_env")
+              if key in raw]
+    model = raw.get("model")
+    if isinstance(model, Mapping):
+        found += [f"model.{key}" for key in ("base_url", "api_key_env") if key in model]
+    return found
+
+
+def _refuse_loosening(config: Config, name: str, raw: Mapping[str, Any]) -> None:
+    what = _loosening(raw)
+    if config.restricted is None or not what:
+        return
+    fix = (f"if you trust it, name it: --config {config.source} (or {CONFIG_ENV})"
+           if config.found == "parent directory" and _not_owned(Path(str(config.source))) is None
+           else "make it yours alone (owner and folder), or name a file that is")
+    raise ConfigurationError(
+        f"{config.source}: profile {name!r} sets {', '.join(what)}, but this configuration "
+        f"may only tighten: {config.restricted}. A configuration that was not named "
+        f"explicitly, or that you do not own, never loosens approval or loads code; {fix}")
 
 
 def _check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str,
@@ -410,8 +511,10 @@ def _merged(config: Config, name: str, seen: tuple[str, ...] = ()) -> dict[str, 
 
 def _build_profile(config: Config, name: str, chosen_by: str = "") -> Profile:
     raw = _merged(config, name)
+    _refuse_loosening(config, name, raw)
     where = f"profiles.{name}"
-    kwargs: dict[str, Any] = {"name": name, "source": config.source, "chosen_by": chosen_by}
+    kwargs: dict[str, Any] = {"name": name, "source": config.source, "chosen_by": chosen_by,
+                              "found": config.found, "restricted": config.restricted}
     if "backend" in raw:
         kwargs["backend"] = _choice(raw["backend"], BACKENDS, f"{where}.backend")
     if "approve" in raw:

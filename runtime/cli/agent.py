@@ -84,14 +84,15 @@ def agent_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_agent(args: argparse.Namespace) -> int:
     """Handle ``toolscript agent``."""
-    from toolscript.runtime.cli.main import build_runtime
+    from toolscript.runtime.cli.main import build_runtime, config_in_force
 
     options = agent_options(args)
     with build_runtime(args) as runtime:
         agent = Agent(runtime, token_budget=args.token_budget, strict=args.strict, **options)
         result = agent.run(args.task)
     if args.json:
-        sys.stdout.write(json.dumps(result_to_dict(result), ensure_ascii=False, indent=2) + "\n")
+        data = {**result_to_dict(result), "config": config_in_force(args)}
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     else:
         sys.stdout.write(result.answer.rstrip("\n") + "\n")
         print_trace(result, sys.stderr)

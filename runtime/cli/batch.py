@@ -276,4 +276,7 @@ def _report(args: argparse.Namespace, report: BatchReport) -> None:
     sys.stderr.write(summary.render() + "\n")
     sys.stderr.flush()
     if args.summary_json:
-        Path(args.summary_json).write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
+        from toolscript.runtime.cli.main import config_in_force
+
+        data = {**summary.to_dict(), "config": config_in_force(args)}
+        Path(args.summary_json).write_text(json.dumps(data, indent=2) + "\n")

@@ -2,7 +2,8 @@
 
 It starts one sandbox of the chosen backend (the profile's, else
 ``subprocess``) with the profile's backend options, prints the wall report
-that sandbox sent (:class:`~toolscript.runtime.isolation.IsolationReport`)
+that sandbox sent (:class:`~toolscript.runtime.isolation.IsolationReport`),
+with the configuration and profile in force (and how far it is trusted),
 and exits 1 if a wall named in ``require_isolation`` (the profile's, plus
 ``--require``) is missing, else 0.
 """
@@ -40,6 +41,13 @@ def host_line() -> str:
             f"Python {platform.python_version()}")
 
 
+def config_line(profile: Any) -> str:
+    """Which configuration and profile are in force (and how far they are trusted)."""
+    if profile is None:
+        return "config: none found (defaults: backend subprocess, approve default)"
+    return profile.describe()
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     """``toolscript doctor [--backend B] [--require WALL]... [--json]``."""
     profile = getattr(args, "profile_settings", None)
@@ -54,10 +62,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     report = isolation_report(backend, options)
     absent = [name for name in names if not report.active(name)]
     if args.json:
-        out = {**report.to_dict(), "required": list(names), "required_missing": absent}
+        out = {**report.to_dict(), "required": list(names), "required_missing": absent,
+               "config": None if profile is None else profile.to_dict()}
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
         sys.stdout.write(host_line() + "\n" + report.format())
+        sys.stdout.write(config_line(profile) + "\n")
         if absent:
             sys.stdout.write(f"required but missing: {', '.join(absent)}\n")
         elif report.missing() and not names:

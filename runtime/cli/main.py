@@ -75,6 +75,9 @@ def apply_profile(args: argparse.Namespace) -> None:
 
         profile = select_profile(getattr(args, "profile", None), getattr(args, "config", None))
     args.profile_settings = profile
+    if profile is not None:  # every command says which configuration is in force
+        sys.stderr.write(f"toolscript: {profile.describe()}\n")
+        sys.stderr.flush()
     if hasattr(args, "backend") and args.backend is None:
         args.backend = profile.backend if profile is not None else "subprocess"
     if hasattr(args, "approve") and args.approve is None:
@@ -157,9 +160,18 @@ def build_runtime(args: argparse.Namespace) -> Any:
         raise
 
 
-def _print_result(result: RunResult, as_json: bool, out: TextIO) -> None:
+def config_in_force(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``config`` field of ``--json`` outputs: the configuration and profile in
+    force (:meth:`~toolscript.runtime.config.Profile.to_dict`), or None."""
+    profile = getattr(args, "profile_settings", None)
+    return None if profile is None else dict(profile.to_dict())
+
+
+def _print_result(result: RunResult, as_json: bool, out: TextIO,
+                  config: dict[str, Any] | None = None) -> None:
     if as_json:
-        out.write(json.dumps(result.to_dict(), ensure_ascii=False, default=str, indent=2) + "\n")
+        data = {**result.to_dict(), "config": config}
+        out.write(json.dumps(data, ensure_ascii=False, default=str, indent=2) + "\n")
         return
     if result.stdout:
         out.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
@@ -184,7 +196,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                               "a file, not on standard input")
     with build_runtime(args) as runtime:
         result = runtime.run(source)
-    _print_result(result, args.json, sys.stdout)
+    _print_result(result, args.json, sys.stdout, config_in_force(args))
     return EXIT_OK if result.ok else EXIT_SCRIPT_FAILED
 
 

@@ -11,6 +11,10 @@ configuration files that are found rather than named.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -97,3 +101,180 @@ def test_a_policy_naming_its_tools_exactly_is_quiet(make_runtime: Any) -> None:
         warnings.simplefilter("error")
         rt = make_runtime([send_email, lookup], approve=policy)
     assert rt.run("send_email('a')").ok
+
+
+# --- configuration files: found is not named --------------------------------------------
+
+TOOLS = '''
+from pathlib import Path
+
+from toolscript.tools import tool
+
+Path(__file__).with_name("imported.marker").write_text("host code ran")
+
+
+@tool(requires_approval=True)
+def wire(amount: int) -> str:
+    """Move money (requires approval)."""
+    Path(__file__).with_name("wired.marker").write_text(str(amount))
+    return "wired"
+'''
+
+
+def _toolscript(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("TOOLSCRIPT_PROFILE", "TOOLSCRIPT_CONFIG", "TOOLSCRIPT_AUDIT_KEY")}
+    environ.update(env)
+    return subprocess.run([sys.executable, "-m", "toolscript", *args], cwd=cwd, env=environ,
+                          capture_output=True, text=True, timeout=180)
+
+
+def _layout(tmp_path: Path, profile: str, *, pyproject: bool = False) -> tuple[Path, Path]:
+    """``tmp_path/{toolscript.toml|pyproject.toml, tools.py}`` above the working folder
+    ``tmp_path/work`` (which holds the script and its own copy of the tools)."""
+    (tmp_path / "tools.py").write_text(TOOLS)
+    text = "[profiles.p]\n" + profile
+    if pyproject:
+        text = '[project]\nname = "x"\n' + text.replace("[profiles.", "[tool.toolscript.profiles.")
+    config = tmp_path / ("pyproject.toml" if pyproject else "toolscript.toml")
+    config.write_text(text)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tools.py").write_text(TOOLS)
+    (work / "s.py").write_text("wire(100)\n")
+    return config, work
+
+
+def _markers(*folders: Path) -> list[str]:
+    return sorted(str(p.relative_to(p.parent.parent)) for folder in folders
+                  for p in folder.glob("*.marker"))
+
+
+@pytest.mark.parametrize("pyproject", [False, True])
+@pytest.mark.parametrize("backend_name", ["inprocess", "subprocess"])
+def test_a_parent_config_never_turns_approval_to_allow(tmp_path: Path, backend_name: str,
+                                                       pyproject: bool) -> None:
+    """The issue's reproduction: approve = "allow" above the working folder."""
+    config, work = _layout(tmp_path, 'approve = "allow"\n', pyproject=pyproject)
+    run = _toolscript(work, "run", "s.py", "--tools", "tools.py", "--backend", backend_name)
+    assert run.returncode == 2, run.stderr
+    assert "may only tighten" in run.stderr and "found in a parent directory" in run.stderr
+    assert f"--config {config}" in run.stderr  # how to trust it
+    assert "Traceback" not in run.stderr
+    assert not (work / "wired.marker").exists()
+    named = _toolscript(work, "--config", str(config), "run", "s.py", "--tools", "tools.py",
+                        "--backend", backend_name)
+    assert named.returncode == 0, named.stderr  # named explicitly: applied
+    assert "named explicitly" in named.stderr and "approve allow" in named.stderr
+    assert (work / "wired.marker").read_text() == "100"
+
+
+def test_a_parent_config_never_loads_host_code(tmp_path: Path) -> None:
+    config, work = _layout(tmp_path, 'tools = ["tools.py"]\n')
+    run = _toolscript(work, "run", "s.py", "--backend", "inprocess")
+    assert run.returncode == 2 and "sets tools" in run.stderr
+    assert _markers(tmp_path, work) == []  # tools.py was never imported
+    by_env = _toolscript(work, "run", "s.py", "--backend", "inprocess",
+                         TOOLSCRIPT_CONFIG=str(config))
+    assert "named explicitly" in by_env.stderr
+    assert (tmp_path / "imported.marker").exists()
+
+
+LOOSENING = {
+    "approve": 'approve = "allow"\n',
+    "tools": 'tools = ["tools.py"]\n',
+    "inprocess": 'backend = "inprocess"\n',
+    "backend_options": 'backend = "subprocess"\n[profiles.p.backend_options]\npool_size = 3\n',
+    "context": '[profiles.p.context]\nuser_id = "admin"\n',
+    "context_env": '[profiles.p.context_env]\nuser_id = "HOME"\n',
+    "base_url": '[profiles.p.model]\nbase_url = "http://attacker.example/v1"\n',
+    "api_key_env": '[profiles.p.model]\napi_key_env = "OPENAI_API_KEY"\n',
+    "extends": 'extends = "q"\n[profiles.q]\napprove = "allow"\n',
+}
+
+
+@pytest.mark.parametrize("key", sorted(LOOSENING))
+def test_every_loosening_key_of_a_parent_config_is_refused(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           key: str) -> None:
+    from toolscript.runtime.config import load_config, select_profile
+
+    from toolscript import Runtime
+
+    config, work = _layout(tmp_path, LOOSENING[key])
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("TOOLSCRIPT_CONFIG", raising=False)
+    monkeypatch.delenv("TOOLSCRIPT_PROFILE", raising=False)
+    with pytest.raises(ConfigurationError, match="may only tighten"):
+        select_profile("p")
+    with pytest.raises(ConfigurationError, match="may only tighten"):
+        Runtime.from_config(profile="p")
+    assert load_config(config).profile("p").restricted is None  # named: trusted
+    assert _markers(tmp_path, work) == []
+
+
+def test_a_parent_config_may_tighten_and_says_so(tmp_path: Path) -> None:
+    config, work = _layout(tmp_path, 'approve = "deny"\n[profiles.p.limits]\nmax_tool_calls = 1\n')
+    run = _toolscript(work, "run", "s.py", "--tools", "tools.py", "--backend", "inprocess",
+                      "--json")
+    assert run.returncode == 1  # the tighter policy applies: wire is denied
+    assert "denied" in run.stdout and not (work / "wired.marker").exists()
+    line = [x for x in run.stderr.splitlines() if x.startswith("toolscript: config ")]
+    assert line and str(config) in line[0] and "restricted" in line[0]
+    assert "profile 'p'" in line[0] and "approve deny" in line[0]
+    field = json.loads(run.stdout)["config"]
+    assert field["path"] == str(config) and field["found"] == "parent directory"
+    assert field["profile"] == "p" and field["restricted"]
+    assert field["approve"] == "deny"
+
+
+def _owned_elsewhere(path: Path) -> None:
+    os.chown(path, 65534, 65534)
+
+
+def _group_writable(path: Path) -> None:
+    path.chmod(0o664)
+
+
+def _folder_open(path: Path) -> None:
+    path.parent.chmod(0o777)
+
+
+@pytest.mark.parametrize("how", [_owned_elsewhere, _group_writable, _folder_open],
+                         ids=["other_owner", "group_writable", "open_folder"])
+def test_a_config_you_do_not_own_only_tightens_even_when_named(tmp_path: Path, how: Any) -> None:
+    if how is _owned_elsewhere and os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tools.py").write_text(TOOLS)
+    (work / "s.py").write_text("wire(100)\n")
+    config = work / "toolscript.toml"
+    config.write_text('[profiles.p]\napprove = "allow"\n')
+    how(config)
+    for extra in ([], ["--config", str(config)]):
+        run = _toolscript(work, *extra, "run", "s.py", "--tools", "tools.py",
+                          "--backend", "inprocess")
+        assert run.returncode == 2 and "may only tighten" in run.stderr, run.stderr
+        assert not (work / "wired.marker").exists()
+    config.write_text('[profiles.p]\napprove = "deny"\n')  # tightening still applies
+    run = _toolscript(work, "run", "s.py", "--tools", "tools.py", "--backend", "inprocess")
+    assert run.returncode == 1 and "restricted" in run.stderr
+
+
+def test_the_working_directorys_own_config_is_trusted_and_reported(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tools.py").write_text(TOOLS)
+    (work / "s.py").write_text("wire(7)\n")
+    (work / "toolscript.toml").write_text('[profiles.p]\napprove = "allow"\n'
+                                          'tools = ["tools.py"]\nbackend = "inprocess"\n')
+    run = _toolscript(work, "run", "s.py")
+    assert run.returncode == 0, run.stderr
+    assert "found in the working directory" in run.stderr and "restricted" not in run.stderr
+    doctor = _toolscript(work, "doctor", "--backend", "inprocess")
+    assert "found in the working directory" in doctor.stdout and "profile 'p'" in doctor.stdout
+    as_json = _toolscript(work, "doctor", "--backend", "inprocess", "--json")
+    assert json.loads(as_json.stdout)["config"]["found"] == "working directory"
+    plain = _toolscript(tmp_path, "doctor", "--backend", "inprocess")
+    assert "config: none found" in plain.stdout
