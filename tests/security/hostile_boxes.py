@@ -17,7 +17,7 @@ import pytest
 from backend_marks import BACKENDS
 from toolscript.runtime.backends.subprocess import SubprocessBackend
 
-from tests.security.walled import ATTEMPT
+from tests.security.walled import Walled
 from toolscript import Runtime
 
 KINDS = ["subprocess"] + (["docker-process", "docker-container"] if "docker" in BACKENDS else [])
@@ -34,36 +34,14 @@ def kind_params(kinds: list[str]) -> list[Any]:
             for k in kinds]
 
 
-class Box:
-    """One session's walled sandbox that also runs unrestricted code."""
+class Box(Walled):
+    """One session's walled sandbox that also runs unrestricted code (``signal``,
+    ``fcntl`` and ``sys`` imported, besides :class:`Walled`'s helpers)."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-        self.session = runtime.session()
-        assert self.session.run("1").value == 1
-        handle = self.session.sandbox
-        assert handle is not None
-        self.handle: Any = handle
-
-    @property
-    def pid(self) -> int:
-        """The sandbox's pid in its own pid namespace."""
-        return int(self.handle.ready_info["pid"])
-
-    @property
-    def walls(self) -> dict[str, Any]:
-        """The wall report of its ``ready`` message."""
-        report: dict[str, Any] = self.handle.ready_info["walls"]
-        return report
-
-    def exec(self, code: str) -> Any:
-        """Run ``code`` unrestricted (``attempt``/``raw`` defined); its ``result``."""
-        self.handle.send({"type": "test_exec",
-                          "code": ATTEMPT + "import signal, fcntl, sys\n" + textwrap.dedent(code)})
-        reply = self.handle.recv(30.0)
-        assert reply["type"] == "test_result", reply
-        assert reply["ok"], f"{reply['error']}\n{reply.get('traceback', '')}"
-        return reply["value"]
+    def exec(self, code: str, *, helpers: bool = True) -> Any:
+        """Run ``code`` unrestricted; return its ``result`` variable."""
+        return super().exec("import signal, fcntl, sys\n" + textwrap.dedent(code),
+                            helpers=helpers)
 
     def answers(self) -> bool:
         """True if the sandbox still runs scripts (and did not restart to do it)."""
