@@ -126,6 +126,10 @@ def container_walls(config: Any) -> dict[str, str]:
     if not config.network:
         walls["network"] = "container network_mode none"
     if not getattr(config, "zygote", False):  # isolation="process": sessions share the container
+        walls["task_budget"] = (f"a container per session: its own pids cgroup (pids_limit "
+                                f"{config.pids_limit})")
+        walls["private_view"] = ("a container per session: its own mount and pid namespaces "
+                                 "(the image's files, no process but its own)")
         walls["signals"] = ("a container per session: its own pid namespace, where no other "
                             "session or host process is there to signal")
     return walls

@@ -40,9 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     threading.stack_size(512 * 1024)
     if zygote:
-        def start_child(reader: BinaryIO, writer: BinaryIO, lifeline: int) -> int:
-            return start_serving(reader, writer, config, test_hooks, lifeline=lifeline,
-                                 preloaded=True)
+        def start_child(reader: BinaryIO, writer: BinaryIO, lifeline: int,
+                        session: dict[str, Any]) -> int:
+            return start_serving(reader, writer, config.for_session(session), test_hooks,
+                                 lifeline=lifeline, preloaded=True)
 
         return serve_zygote(config, start_child)
     reader = os.fdopen(os.dup(0), "rb", buffering=0)

@@ -61,9 +61,10 @@ SPAWN_FDS = 4
 child's own lifeline."""
 
 
-StartSandbox = Callable[[BinaryIO, BinaryIO, int], int]
-"""Become a sandbox server on a protocol reader and writer with the host's lifeline
-(everything is imported already); returns the exit code."""
+StartSandbox = Callable[[BinaryIO, BinaryIO, int, dict[str, Any]], int]
+"""Become a sandbox server on a protocol reader and writer with the host's lifeline and
+the spawn request's ``session`` settings (everything is imported already); returns the
+exit code."""
 
 
 def serve_zygote(config: Any, start_sandbox: StartSandbox) -> int:
@@ -79,6 +80,7 @@ def serve_zygote(config: Any, start_sandbox: StartSandbox) -> int:
     audithook.preload()
     audithook.prepare_trust()  # the hook's trust table: built once for all children
     orchestrator.prebuild(config)  # and the seccomp filter
+    orchestrator.prepare_view(config)  # and the private mount namespace, shared by all
     # Every object so far is shared by all children: out of the collector's reach, a child's
     # collections neither walk them nor copy their pages (copy-on-write).
     gc.freeze()
@@ -150,7 +152,9 @@ def _spawn(control: socket.socket, request: dict[str, Any], fds: list[int],
     if pid == 0:
         code = 1
         try:
-            code = _become_sandbox(control, fds, start_sandbox)
+            session = request.get("session")
+            code = _become_sandbox(control, fds, start_sandbox,
+                                   session if isinstance(session, dict) else {})
         except BaseException:  # a child must never return into the zygote
             with contextlib.suppress(BaseException):
                 traceback.print_exc()
@@ -167,7 +171,7 @@ def _spawn(control: socket.socket, request: dict[str, Any], fds: list[int],
 
 
 def _become_sandbox(control: socket.socket, fds: list[int],
-                    start_sandbox: StartSandbox) -> int:
+                    start_sandbox: StartSandbox, session: dict[str, Any]) -> int:
     """In the forked child: become a fresh sandbox server (never returns into the zygote)."""
     import random
 
@@ -187,7 +191,7 @@ def _become_sandbox(control: socket.socket, fds: list[int],
     random.seed()  # a clone must not replay its siblings' random numbers
     reader = os.fdopen(reader_fd, "rb", buffering=65536)
     writer = os.fdopen(writer_fd, "wb", buffering=0)
-    return start_sandbox(reader, writer, lifeline_fd)
+    return start_sandbox(reader, writer, lifeline_fd, session)
 
 
 def _close_all_but(keep: set[int]) -> None:

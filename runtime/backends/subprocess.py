@@ -50,6 +50,7 @@ from toolscript.errors import ConfigurationError, SandboxStartError
 from ..limits import Limits
 from .base import Backend, SandboxDied, SandboxHandle, SandboxSpec
 from .pool import WarmPool, mark_exiting
+from .uids import UidLease, allocator_for
 from .zygote import EXIT_UNKNOWN, ForkedProcess, Zygote, ZygoteDied
 
 if TYPE_CHECKING:
@@ -97,6 +98,8 @@ class ProcessHandle(SandboxHandle):
         self._group_killed = False
         self._stderr_tail = b""
         self.ready_info: dict[str, Any] = {}
+        self.uid_lease: UidLease | None = None
+        """The uid this sandbox has to itself, given back once its process is gone."""
         with _LIVE_LOCK:
             _LIVE.add(self)
 
@@ -214,6 +217,8 @@ class ProcessHandle(SandboxHandle):
                 self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
+        if self.uid_lease is not None and self.process.poll() is not None:
+            self.uid_lease.release()  # still running after SIGKILL and 5 s: never reused
         self._read_stderr()
         if isinstance(self.process, ForkedProcess):
             if self._fds:
@@ -296,8 +301,9 @@ class SubprocessBackend(Backend):
             clones share the zygote's memory), ``pool_size`` without.
         walls: settings of the OS walls (a :class:`~toolscript.sandbox.walls.
             WallConfig` or its keys as a mapping, e.g. ``{"uid": 990,
-            "gid": 990}``; default: every wall, uid/gid 65534 when the host
-            is root). Turning a wall off makes it "missing" in
+            "gid": 990}``; default: every wall, and when the host is root a
+            uid/gid of its own for every live sandbox, from ``uid_range``).
+            Turning a wall off makes it "missing" in
             :meth:`isolation`, and ``require_isolation`` then refuses to run.
         test_hooks: tests only: start sandboxes with the flag that lets the
             test suite run unrestricted code in them (never in production).
@@ -406,10 +412,29 @@ class SubprocessBackend(Backend):
                 current = self._zygote = Zygote(command, timeout)
             return current
 
+    def _own_uid(self) -> UidLease | None:
+        """A uid for one new sandbox alone (root hosts with ``walls.uid_range``), else None."""
+        walls = self.walls
+        if walls.uid_range is None or not walls.user or os.geteuid() != 0:
+            return None
+        return allocator_for(walls.uid_range).acquire()
+
     def _fork_from(self, zygote: Zygote, spec: SandboxSpec) -> ProcessHandle:
-        process, errfile, fds = zygote.spawn_session(spec.startup_timeout_s)
+        lease = self._own_uid()
+        session = {} if lease is None else {"uid": lease.uid, "gid": lease.uid}
+        try:
+            process, errfile, fds = zygote.spawn_session(spec.startup_timeout_s, session)
+        except BaseException:
+            if lease is not None:
+                lease.release()
+            raise
         handle = ProcessHandle(process, spec, errfile, fds=fds)
-        ready = wait_ready(handle, spec.startup_timeout_s)
+        handle.uid_lease = lease
+        try:
+            ready = wait_ready(handle, spec.startup_timeout_s)
+        except BaseException:
+            handle.kill()
+            raise
         self._last_walls = ready.get("walls")
         return handle
 
@@ -417,10 +442,13 @@ class SubprocessBackend(Backend):
         """A sandbox started as a new interpreter."""
         # stderr goes to an unlinked file, never a pipe: a chatty child must not
         # block on a full pipe, and the tail explains a crash.
+        lease = self._own_uid()
+        walls = self.walls if lease is None else self.walls.for_session(
+            {"uid": lease.uid, "gid": lease.uid})
         errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - owned by the handle
         try:
             process = subprocess.Popen(
-                sandbox_command(self.python, self.walls, self.test_hooks),
+                sandbox_command(self.python, walls, self.test_hooks),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errfile,
@@ -431,8 +459,15 @@ class SubprocessBackend(Backend):
             )
         except OSError as exc:
             errfile.close()
+            if lease is not None:
+                lease.release()
             raise SandboxStartError(f"cannot start the sandbox process: {exc}") from None
         handle = ProcessHandle(process, spec, errfile)
-        ready = wait_ready(handle, spec.startup_timeout_s)
+        handle.uid_lease = lease
+        try:
+            ready = wait_ready(handle, spec.startup_timeout_s)
+        except BaseException:
+            handle.kill()
+            raise
         self._last_walls = ready.get("walls")
         return handle

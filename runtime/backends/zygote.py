@@ -250,9 +250,11 @@ class Zygote:
         """True while the zygote answers."""
         return not self._dead and self.process.poll() is None
 
-    def spawn(self, reader: int, writer: int, stderr: int, timeout: float) -> ForkedProcess:
+    def spawn(self, reader: int, writer: int, stderr: int, timeout: float,
+              session: dict[str, Any] | None = None) -> ForkedProcess:
         """Fork one sandbox with these descriptors as its protocol and stderr, and a
-        lifeline pipe made for it alone (its write end stays in the returned record).
+        lifeline pipe made for it alone (its write end stays in the returned record);
+        ``session``: its own settings (the ``uid``/``gid`` allocated for it).
 
         Raises :class:`ZygoteDied` if the zygote is gone and
         :class:`~toolscript.errors.SandboxStartError` if the fork failed.
@@ -263,7 +265,7 @@ class Zygote:
             if self._dead:
                 raise ZygoteDied("the sandbox fork server is gone")
             self._pending[request_id] = slot
-        data = json.dumps({"op": "spawn", "id": request_id}).encode()
+        data = json.dumps({"op": "spawn", "id": request_id, "session": session or {}}).encode()
         # Close-on-exec both: no program this host starts holds the write end.
         life_read, life_write = os.pipe()
         try:
@@ -290,7 +292,8 @@ class Zygote:
             raise ZygoteDied("the sandbox fork server died during the request")
         raise SandboxStartError(f"cannot start the sandbox: {answer}")
 
-    def spawn_session(self, timeout: float) -> SpawnedSession:
+    def spawn_session(self, timeout: float,
+                      session: dict[str, Any] | None = None) -> SpawnedSession:
         """Fork one sandbox with fresh protocol pipes and a stderr file of its own.
 
         The child's ends of the pipes are closed here once it has them; the
@@ -300,7 +303,7 @@ class Zygote:
         errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - the caller's
         to_child, to_host = os.pipe(), os.pipe()
         try:
-            process = self.spawn(to_child[0], to_host[1], errfile.fileno(), timeout)
+            process = self.spawn(to_child[0], to_host[1], errfile.fileno(), timeout, session)
         except BaseException:
             for fd in (*to_child, *to_host):
                 os.close(fd)

@@ -5,12 +5,15 @@ server at start, or a child just forked from a sandbox that has not been
 walled yet. Phases, in this order because each needs what the next takes
 away:
 
-1. **prepare** while everything is still allowed: open the Landlock rule
-   paths (the uid about to be dropped may not reach them), load
-   libseccomp and build the filter, enter a new network namespace (needs
+1. **prepare** while everything is still allowed: load libseccomp and
+   build the filter, enter the private view (a mount namespace with only
+   the read paths and a private /proc; as root, unless the fork server did
+   it for all its children), open the Landlock rule paths (the uid about to
+   be dropped may not reach them), enter a new network namespace (needs
    root or a user namespace);
 2. **drop**: no_new_privs, the capability bounding and ambient sets, root
-   to ``uid``/``gid``, the remaining capability sets, dumpable, RLIMIT_NPROC;
+   to ``uid``/``gid``, the remaining capability sets, dumpable, RLIMIT_NPROC
+   (the task budget: the session's own when its uid is);
 3. **lock**: Landlock, then seccomp (last: it refuses what the steps above
    use);
 4. **verify** from inside: ``/proc/self/status``, a ``socket()`` and a read
@@ -52,17 +55,21 @@ def apply(config: WallConfig | None = None) -> Report:
     if threads != 1:
         raise WallError(f"the walls must go up before any thread starts ({threads} running)")
     report: Report = {}
+    seccomp_filter = _prepare_seccomp(config, report)
+    # After libseccomp is loaded (the view has no /usr/lib), before the Landlock rules
+    # (on the inodes of the view's /proc).
+    _private_view(config, report)
     status_path = f"/proc/{os.getpid()}/status"
     for fd in _STATUS_PIN:  # a forked child's copy of its parent's (another pid)
         os.close(fd)
     # Kept open: Landlock's rule is on this file's inode, which the open file keeps alive.
     _STATUS_PIN[:] = [os.open(status_path, os.O_RDONLY | os.O_CLOEXEC)]
     ruleset = _prepare_landlock(config, status_path, report)
-    seccomp_filter = _prepare_seccomp(config, report)
     _isolate_network(config, report)
     was_root = os.geteuid() == 0
     _drop_privileges(config, was_root, report)
     _limit_processes(config, was_root, report)
+    _verify_view(report)
     if ruleset is not None:
         try:
             ruleset.restrict_self()
@@ -94,6 +101,65 @@ def read_paths(config: WallConfig) -> list[str]:
 
 
 # -- prepare ---------------------------------------------------------------------------
+
+
+_VIEW_REFUSED: list[str] = []
+
+
+def prepare_view(config: WallConfig) -> None:
+    """Enter the private view of ``config`` now, for this process and every process
+    forked from it (a fork server calls this once; :func:`apply` reports it)."""
+    if config.private_view and os.geteuid() == 0:
+        from .view import enter
+
+        try:
+            enter(read_paths(config))
+        except OSError as exc:
+            _VIEW_REFUSED[:] = [str(exc)]
+
+
+def _private_view(config: WallConfig, report: Report) -> None:
+    from .view import enter, entered
+
+    how = entered()
+    if how is None and not config.private_view:
+        report["private_view"] = missing("disabled by configuration")
+        return
+    if how is None and _VIEW_REFUSED:
+        report["private_view"] = missing(f"refused: {_VIEW_REFUSED[0]}")
+        return
+    if how is None and os.geteuid() != 0:
+        report["private_view"] = missing(
+            "shares its parent's mount and pid namespaces: stat/readlink/access see every "
+            "path there and /proc every process (a private view needs root)")
+        return
+    if how is None:
+        try:
+            how = enter(read_paths(config))
+        except OSError as exc:
+            report["private_view"] = missing(f"refused: {exc}")
+            return
+    report["private_view"] = active(how)
+
+
+def _verify_view(report: Report) -> None:
+    """After the uid drop, before Landlock (which refuses listing /proc): what /proc shows."""
+    if not report.get("private_view", {}).get("active"):
+        return
+    from .view import visible_pids
+
+    others = [pid for pid in visible_pids() if pid != os.getpid()]
+    if others:
+        report["private_view"] = missing(f"{len(others)} other processes are visible in /proc")
+        return
+    try:
+        os.lstat("/etc")  # a path of every host, and never one of the read paths it names
+    except OSError:
+        entry = report["private_view"]
+        report["private_view"] = active(f"{entry['detail']}; verified: /proc shows only "
+                                        "itself, /etc does not exist")
+        return
+    report["private_view"] = missing("applied, but /etc exists in its view")
 
 
 def _prepare_landlock(config: WallConfig, status_path: str, report: Report) -> Any:
@@ -230,11 +296,25 @@ def _limit_processes(config: WallConfig, was_root: bool, report: Report) -> None
         limit = config.max_processes
         try:
             resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
-            report["process_limit"] = active(
-                f"RLIMIT_NPROC {limit} for uid {uid} (shared by all sandboxes of that uid)"
-            )
+            shared = "" if config.own_uid() else " (shared by all sandboxes of that uid)"
+            report["process_limit"] = active(f"RLIMIT_NPROC {limit} for uid {uid}{shared}")
         except (OSError, ValueError) as exc:
             report["process_limit"] = missing(f"setrlimit(RLIMIT_NPROC) failed: {exc}")
+    report["task_budget"] = _task_budget(config, uid, report["process_limit"])
+
+
+def _task_budget(config: WallConfig, uid: int, limit: dict[str, Any]) -> dict[str, Any]:
+    """Whether the session's task budget (and the other per-uid counters) is its own."""
+    if not limit["active"]:
+        return missing(f"no task budget of its own: {limit['detail']}")
+    if not config.own_uid():
+        return missing(f"uid {uid} is shared by every sandbox (walls.uid_range is off): one "
+                       "sandbox can use up the RLIMIT_NPROC, signal-queue and pipe-buffer "
+                       "quotas of all")
+    start, stop = config.uid_range or (0, 0)
+    return active(f"uid {uid} is this sandbox's alone (from [{start}, {stop})): RLIMIT_NPROC "
+                  f"{config.max_processes} counts only its own tasks, and its pending-signal "
+                  "and pipe-buffer quotas are its own")
 
 
 # -- verify ----------------------------------------------------------------------------

@@ -19,9 +19,11 @@ WALL_NAMES: tuple[str, ...] = (
     "landlock",
     "network",
     "process_limit",
+    "task_budget",
     "process_group",
     "signals",
     "host_environ",
+    "private_view",
     "audit_hook",
 )
 """Every wall, in the order reports list them."""
@@ -34,10 +36,14 @@ WALL_SUMMARIES: dict[str, str] = {
     "landlock": "Landlock: read-only access to the Python installation, nothing writable",
     "network": "no network: its own network namespace, or none but loopback",
     "process_limit": "RLIMIT_NPROC on the sandbox's uid",
+    "task_budget": "a task budget of its own: RLIMIT_NPROC on a uid no other live sandbox has "
+                   "(so its per-uid kernel counters are its own too)",
     "process_group": "its own session and process group, killed as a whole on close",
     "signals": "no signal reaches another sandbox or the host: Landlock signal scoping "
                "(Linux 6.12+), on top of seccomp",
     "host_environ": "the host's environment (/proc/<parent>/environ) is unreadable",
+    "private_view": "its own mount namespace: only the paths it may read exist, /proc shows no "
+                    "other process (stat/readlink/access find nothing of the host)",
     "audit_hook": "a PEP 578 audit hook refuses compile/exec/open/socket/process/import "
                   "events once the sandbox has started",
 }
