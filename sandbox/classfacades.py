@@ -9,7 +9,7 @@ and forward attribute reads to it. Each wrapper here checks the names with
 :func:`.policy.check_field_names` (plain identifiers, nothing reserved or
 hidden) and works only on the script's own classes, so that no name chosen
 by a script reaches the interpreter's own ``getattr``/``setattr`` past the
-guards. The rule of every facade is tabled in :mod:`.policy`.
+guards. The rule of every facade is listed in :mod:`.inventory`.
 """
 
 from __future__ import annotations

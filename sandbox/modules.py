@@ -7,7 +7,7 @@ list of public members; members that evaluate strings as code
 (``typing.get_type_hints``, ``functools.singledispatch``) or reach shared
 state (the global ``random`` generator) are left out or replaced. Members
 that build classes or take attribute names come from :mod:`.classfacades`;
-the rule each facade follows is listed in :mod:`.policy`.
+the rule each facade follows is listed in :mod:`.inventory`.
 """
 
 from __future__ import annotations

@@ -75,55 +75,14 @@ handler sees the exception. ``typing`` still compiles annotation strings
 into ``ForwardRef`` objects in the standard library's own code; that code
 object is reachable only through a hidden attribute.
 
-The rule each facade follows (members not named are the module's ``__all__``
-minus the exclusions in :mod:`.modules`):
-
-* builtins - a curated list (no ``eval``/``exec``/``compile``/``open``/
-  ``globals``); ``type`` as above; ``getattr``/``setattr``/``delattr``/
-  ``vars``/``dir`` follow the rules above; ``__build_class__`` records the
-  script's classes and refuses metaclass bases;
-* math, itertools, bisect, heapq, statistics, fractions, datetime, re, json,
-  string, calendar - functions and classes over plain data: no member takes
-  an attribute name, compiles Python or shares mutable state (excluded:
-  ``re.template``/``purge``, ``json.load``/``dump``, ``string.Formatter``,
-  ``calendar``'s printing classes and global setters);
-* decimal - per-interpreter copies of the template contexts;
-* random - bound methods of a private ``Random``;
-* operator - ``attrgetter``/``methodcaller`` apply the ``getattr`` rule;
-  ``pow``/``ipow``/``lshift``/``ilshift`` keep the integer size limit of
-  ``**`` and ``<<``;
-* textwrap - a private copy of the module;
-* collections - ``namedtuple`` checks field names (the class is the script's
-  own); ``UserString.format`` is the safe one;
-* collections.abc - ``register`` only on the script's own ABCs, and only for
-  classes the script created;
-* functools - ``update_wrapper``/``wraps``/``total_ordering`` only on the
-  script's own objects and standard names; ``cached_property`` checks its
-  attribute name on every read; ``singledispatch`` excluded (evaluates
-  annotation strings);
-* dataclasses - ``dataclass``/``fields``/``asdict``/``astuple``/``replace``
-  only on the script's own classes, plain field names and exact ``Field``
-  objects; ``make_dataclass`` excluded;
-* typing - an explicit list; ``get_origin`` never returns a metaclass;
-  ``Annotated`` aliases cannot be called; ``NamedTuple`` checks field names;
-  ``final`` and ``runtime_checkable`` write only to the script's objects;
-  ``overload`` keeps no process-wide registry; ``get_type_hints`` excluded
-  (evaluates strings);
-* copy - ``copy``/``deepcopy`` over the real functions: the reduce/deepcopy/
-  getstate/setstate methods a copy consults can only come from standard-library
-  classes (no class body defines them, nothing plants them on instances), and
-  ``deepcopy`` takes no memo (a memo substitutes the state ``copy`` writes onto
-  the new object); ``replace`` excluded (``dataclasses.replace`` checks names);
-* enum - ``Enum``/``IntEnum``/``StrEnum``/``Flag``/``IntFlag`` are
-  subclasses whose metaclass checks the functional API's member names;
-  metaclasses, ``global_*`` (write module globals), ``pickle_by_*`` (hand out
-  the real ``getattr``), ``property`` and ``ReprEnum`` excluded;
-* unicodedata, base64 - functions over strings and bytes;
-* time, hashlib, io, csv, uuid, queue - explicit lists (:mod:`.datafacades`):
-  ``sleep`` ends when the run is aborted, no member reads files, changes
-  process-wide settings or blocks a single-threaded script forever;
-* zoneinfo - zones from tz data read before the script starts; a key is
-  looked up, never made into a path (:mod:`.zonedata`).
+The rule each facade follows, and every class and callable a script may be
+handed, are data in :mod:`.inventory` (``MODULES``: how each module is exposed
+and the rule of its facade; ``CLASSES``: every class a script may hold, with
+its rule; ``BUILTINS``; ``FACADE_FUNCTIONS``). ``tests/security/
+test_reachability.py`` crawls every route a script has on every backend and
+fails on any class not listed there. Members a facade does not name are the
+module's ``__all__`` minus the exclusions in :mod:`.modules`;
+``__build_class__`` records the script's classes and refuses metaclass bases.
 
 Class bodies may define every special method of the numeric protocol and
 bind one by assignment (``__radd__ = __add__``; not ``__exit__``, which must
