@@ -225,9 +225,9 @@ class Runtime:
         except BaseException:
             handle.kill()
             raise
-        if reply.get("type") != "configured":
+        if reply != {"type": "configured"}:  # the one shape of the acknowledgement
             handle.kill()
-            raise ProtocolError(f"the sandbox answered configure with {reply.get('type')!r}")
+            raise ProtocolError(f"the sandbox answered configure with {reply.get('type')!r:.60}")
         return handle
 
     def stats(self) -> dict[str, int]:

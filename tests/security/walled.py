@@ -42,6 +42,94 @@ def raw(name, *args):
 '''
 
 
+HOSTILE_SERVER = r'''
+import gc, json, os, struct, time
+import toolscript.sandbox.server as _server_module
+from toolscript.sandbox.server import SandboxServer
+
+_server = next(o for o in gc.get_objects() if isinstance(o, SandboxServer))
+_link = _server.link
+_handle = _server.handle
+_send_reply = _server_module.send_reply
+_after = []
+
+def frame(obj):
+    """A frame of ``obj`` (bytes are sent as the body as they are; NaN allowed)."""
+    body = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+    return struct.pack(">I", len(body)) + body
+
+def send_raw(data):
+    _link.writer.write(data)
+    _link.writer.flush()
+
+def send(obj):
+    send_raw(frame(obj))
+
+def recv():
+    def exactly(size):
+        data = b""
+        while len(data) < size:
+            chunk = _link.reader.read(size - len(data))
+            if not chunk:
+                raise EOFError("host closed the channel")
+            data += chunk
+        return data
+    (size,) = struct.unpack(">I", exactly(4))
+    return json.loads(exactly(size))
+
+def hold():
+    time.sleep(3600)
+
+SKIP = {"type": "skip"}
+
+_ran = []
+
+def _late_send_reply(writer, reply, bounds):
+    if reply is not SKIP:
+        _send_reply(writer, reply, bounds)
+    if not _ran:  # the reply to this very test_exec
+        return
+    while _after:
+        send_raw(_after.pop(0))
+    _server_module.send_reply = _send_reply  # hostile for one run only
+
+def _hostile_handle(message):
+    if message.get("type") != "run":
+        return _handle(message)
+    del _server.handle  # hostile for one run only: the next is served as usual
+    _ran.append(True)
+    run = message["id"]
+    namespace = {
+        "run": run, "frame": frame, "send": send, "send_raw": send_raw, "recv": recv,
+        "hold": hold, "after": _after.append, "json": json, "os": os, "struct": struct,
+        "time": time, "SKIP": SKIP,
+        "result": {"type": "result", "id": run, "ok": True, "value": "fine", "stdout": "",
+                   "stdout_truncated": False, "error": None},
+    }
+    exec(message["code"], namespace)
+    return namespace["result"]
+
+_server.handle = _hostile_handle
+_server_module.send_reply = _late_send_reply
+result = "armed"
+'''
+"""Unrestricted code that turns the sandbox server into a hostile one for one run:
+the code of the next ``run`` message runs as plain Python with ``run`` (the run's
+id), ``send(obj)``, ``send_raw(bytes)``, ``frame(obj)``, ``recv()``, ``hold()``
+and ``after(bytes)`` (written after the run's result), and the server answers
+with its ``result`` variable (the ordinary result of run ``run`` by default;
+``SKIP``: nothing). Later runs are served as usual."""
+
+
+def arm(handle: Any) -> None:
+    """Make the sandbox behind ``handle`` (any backend's, started with its test
+    flag) a hostile server (:data:`HOSTILE_SERVER`)."""
+    handle.send({"type": "test_exec", "code": HOSTILE_SERVER})
+    reply = handle.recv(30.0)
+    assert reply["type"] == "test_result" and reply["ok"], reply
+    assert reply["value"] == "armed", reply
+
+
 class Walled:
     """A production-walled sandbox process that also runs unrestricted test code."""
 
