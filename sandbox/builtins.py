@@ -74,7 +74,7 @@ class BuiltinFunction:
         return self._func(*args, **kwargs)
 
     @property
-    def __name__(self) -> str:  # type: ignore[override]
+    def __name__(self) -> str:
         """The builtin's name."""
         return self._name
 

@@ -318,7 +318,7 @@ class MatchClasses(dict):  # type: ignore[type-arg]
 
 def _match_args(cls: type) -> Any:
     try:
-        return cls.__match_args__
+        return cls.__match_args__  # type: ignore[attr-defined]
     except AttributeError:
         return _NO_MATCH_ARGS
 
@@ -609,7 +609,8 @@ class Guards:
             namespace["__match_args__"] = names
         meta = type("_MatchClassMeta", (_MatchClassMeta,),
                     {"__instancecheck__": checking if checked else plain})
-        return meta(cls.__name__, bases, namespace)
+        stand_in: type = meta(cls.__name__, bases, namespace)
+        return stand_in
 
     def hasattr(self, obj: Any, name: str) -> bool:
         """The sandbox's ``hasattr``: existence is harmless to reveal."""

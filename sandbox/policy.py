@@ -21,8 +21,10 @@ decides something:
   swallowed by ``except BaseException``, by ``return``/``break``/``continue``
   in a ``finally`` block, or by an ``__exit__`` that returns True;
 * loads of ``__init__`` (calling it again re-initialises an object, which is
-  a write) and ``register`` (``ABC.register`` changes ``isinstance`` for the
-  whole process).
+  a write), ``register`` (``ABC.register`` changes ``isinstance`` for the
+  whole process) and ``mro`` (``type.mro`` would list the real class behind
+  a facade, e.g. the real ``enum.Enum`` whose functional API writes any
+  name; the guard lists the facades instead, :func:`.standins.visible_mro`).
 
 Why no guard on subscripts, iteration and item writes is safe: those
 operations only ever reach objects a script can name, and every way to name
@@ -54,11 +56,15 @@ A string that a script chose must never reach the interpreter's own
   ``operator.attrgetter``/``methodcaller`` - the same rule at run time;
 * class patterns: keyword names at compile time (plain names only);
   positional names come from ``__match_args__``, so the class goes through
-  ``_match_class_`` (:meth:`SandboxPolicy.visit_Match`);
+  ``_match_class_`` (:meth:`SandboxPolicy.visit_Match`), which reads the
+  value once, checks it and hands the pattern a stand-in carrying that very
+  value: a later change to the class changes nothing the pattern reads;
 * names that become fields, members or instance-dictionary keys
   (``namedtuple``, ``typing.NamedTuple``, ``dataclass``, the functional
   ``Enum`` API, ``cached_property``): plain identifiers only, nothing
-  reserved or hidden, exact ``str`` (:func:`field_name_problem`);
+  reserved or hidden, exact ``str`` (:func:`field_name_problem`), read once
+  and used as read (a checked name is never read again after script code
+  could change it);
 * writes: only to the script's own objects and never special names;
   ``vars()`` is a snapshot whose item writes go through ``setattr``, so no
   script plants ``__reduce_ex__``/``__deepcopy__``/``__getstate__`` on an
@@ -82,7 +88,10 @@ its rule; ``BUILTINS``; ``FACADE_FUNCTIONS``). ``tests/security/
 test_reachability.py`` crawls every route a script has on every backend and
 fails on any class not listed there. Members a facade does not name are the
 module's ``__all__`` minus the exclusions in :mod:`.modules`;
-``__build_class__`` records the script's classes and refuses metaclass bases.
+``__build_class__`` records the script's classes, refuses metaclass bases and
+bases with a finalizer (``io.StringIO``'s would call the script's ``close()``
+after the run, in process in a host thread), and hands a class's ``__exit__``
+a traceback stand-in instead of the live traceback.
 
 Class bodies may define every special method of the numeric protocol and
 bind one by assignment (``__radd__ = __add__``; not ``__exit__``, which must

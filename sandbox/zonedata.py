@@ -85,6 +85,7 @@ class ZoneInfo(datetime.tzinfo):
     """
 
     __slots__ = ("_zone_",)
+    _zone_: _zoneinfo.ZoneInfo
 
     def __new__(cls, key: str) -> Any:
         if cls is not ZoneInfo:  # a script's subclass: never in the process-wide cache
@@ -100,7 +101,7 @@ class ZoneInfo(datetime.tzinfo):
     @classmethod
     def _wrap_(cls, real: _zoneinfo.ZoneInfo) -> Any:
         zone = datetime.tzinfo.__new__(cls)
-        ZoneInfo._zone_.__set__(zone, real)  # type: ignore[attr-defined]
+        ZoneInfo.__dict__["_zone_"].__set__(zone, real)
         return zone
 
     @classmethod
@@ -122,7 +123,7 @@ class ZoneInfo(datetime.tzinfo):
     def key(self) -> str | None:
         """The zone's key (``'Europe/Paris'``), ``None`` for a zone made from a file
         without one."""
-        return self._zone_.key  # type: ignore[no-any-return]
+        return self._zone_.key
 
     def utcoffset(self, dt: datetime.datetime | None) -> datetime.timedelta | None:
         """The offset from UTC at ``dt`` (a naive or local time)."""
