@@ -305,8 +305,14 @@ def _limit_processes(config: WallConfig, was_root: bool, report: Report) -> None
 
 def _task_budget(config: WallConfig, uid: int, limit: dict[str, Any]) -> dict[str, Any]:
     """Whether the session's task budget (and the other per-uid counters) is its own."""
-    if not limit["active"]:
+    started_unprivileged = uid != 0 and uid != config.uid
+    if not limit["active"] and not (started_unprivileged and config.max_processes):
         return missing(f"no task budget of its own: {limit['detail']}")
+    if not limit["active"]:
+        return missing(f"shares uid {uid} with every other process of that uid here (other "
+                       "sessions of a shared container, or the host user's own): its tasks "
+                       "and pending signals count against one budget; a budget of its own "
+                       "needs a root host (a uid per sandbox)")
     if not config.own_uid():
         return missing(f"uid {uid} is shared by every sandbox (walls.uid_range is off): one "
                        "sandbox can use up the RLIMIT_NPROC, signal-queue and pipe-buffer "
