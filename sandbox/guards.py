@@ -414,6 +414,8 @@ class Guards:
     # --- reads -------------------------------------------------------------------
     def getattr(self, obj: Any, name: str) -> Any:
         """Guard for attribute loads the policy routes here (see :func:`.policy.attribute_rule`)."""
+        if name in LAYOUT_CHECKED_ATTRIBUTES:  # first: str.replace is the common case
+            return getattr(obj, name) if type(obj) is str else checked_method(obj, name)
         if name == "format" or name == "format_map":
             if isinstance(obj, str):
                 return getattr(self._formatter, name + "_bound")(obj)
@@ -426,8 +428,6 @@ class Guards:
             return self.init_of(obj)
         if name == "register":
             return self.register_of(obj)
-        if name in LAYOUT_CHECKED_ATTRIBUTES:
-            return checked_method(obj, name)
         if name == "mro":
             return mro_of(obj)
         if name[:1] == "_":
