@@ -45,7 +45,7 @@ def config_line(profile: Any) -> str:
     """Which configuration and profile are in force (and how far they are trusted)."""
     if profile is None:
         return "config: none found (defaults: backend subprocess, approve default)"
-    return profile.describe()
+    return str(profile.describe())
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

@@ -65,11 +65,17 @@ def _flags(tools: list[Any]) -> dict[str, tuple[bool, bool]]:
 # --- MCP -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("selector", [["lookup"], ("lookup",), {"lookup"},
-                                      (n for n in ["lookup"]), lambda tool: tool.name == "lookup"])
-def test_naming_one_mcp_tool_keeps_the_others_writes_asking(selector: Any,
+SELECTORS = {  # factories: a generator is used up once
+    "list": lambda: ["lookup"], "tuple": lambda: ("lookup",), "set": lambda: {"lookup"},
+    "generator": lambda: (n for n in ["lookup"]),
+    "predicate": lambda: lambda tool: tool.name == "lookup",
+}
+
+
+@pytest.mark.parametrize("selector", sorted(SELECTORS))
+def test_naming_one_mcp_tool_keeps_the_others_writes_asking(selector: str,
                                                             backend_name: str) -> None:
-    with _mcp(requires_approval=selector) as source:
+    with _mcp(requires_approval=SELECTORS[selector]()) as source:
         flags = _flags(source.tools())
         assert flags == {"mail_lookup": (True, True), "mail_send_email": (False, True),
                          "mail_wipe_inbox": (False, True)}
