@@ -126,3 +126,27 @@ def test_the_judgement_of_a_reached_class(name: str, refuses: list[bool], expect
         assert found and expected in found[0], found
     else:
         assert found == []
+
+
+def test_the_crawler_tells_two_classes_of_one_name_apart() -> None:
+    """The crawl's mechanism, run here as plain Python: a class that ``repr()`` names
+    like another (a facade and the real class behind it) is counted apart, and the
+    judgement fails on it; an unlisted class is reported by its name."""
+    import re
+
+    import reachability_crawl
+
+    class Shown:
+        pass
+
+    Shown.__module__, Shown.__qualname__ = "re", "Pattern"
+
+    class Unlisted:
+        pass
+
+    value = reachability_crawl.crawl(
+        [("shown", Shown), ("real", re.Pattern), ("unlisted", Unlisted)], (500, 1, 5), ())
+    assert value["classes"]["re.Pattern"]["count"] == 2
+    assert inventory.problems("re.Pattern", value["classes"]["re.Pattern"]["refuses_calls"])
+    unlisted = [name for name in value["classes"] if name.endswith("Unlisted")]
+    assert unlisted and inventory.problems(unlisted[0], [False])
