@@ -24,6 +24,12 @@ appends one line::
   ``"yes"`` (it ran to the end, ``invalid_result`` included: only its result
   was unusable) or ``"maybe"`` (it was started and did not finish normally:
   ``timeout``, ``tool_exception``, a stopped run).
+* with ``sync="fsync"`` a call whose tool is about to run also gets a *start*
+  line before it runs, on disk before the tool starts: the same fields up to
+  ``started_at`` (no ``outcome``, ``duration_s``, ``error``, ``result_bytes``),
+  ``"phase": "start"`` and ``"acted": "maybe"``; its outcome line follows
+  when it ends. A host killed mid-call leaves the start line of every call
+  that may have acted. (``toolscript audit stats`` skips start lines.)
 * ``replayed`` marks an idempotent call answered with the stored first result;
   ``injected`` holds the values the host injected (absent for tools without
   injected parameters); a two-phase commit line also carries the ``plan`` it
@@ -195,10 +201,13 @@ class AuditLog:
             unkeyed log even when the variable is set.
         redact: per-tool redaction rules (see :class:`Redactor`).
         sync: ``"flush"`` (default) hands lines to the OS as soon as they are
-            written; ``"fsync"`` also forces them to disk (slow, durable);
+            written; ``"fsync"`` writes each line in the calling thread and
+            forces it to disk before the call goes on, and writes start lines
+            (slow, durable: a record of every attempt survives a crash);
             ``"buffer"`` keeps them in memory until :meth:`flush`,
             :meth:`close` or :data:`BUFFER_MAX` lines.
-        background: seal and write on a writer thread (default). The tool
+        background: seal and write on a writer thread (default; not with
+            ``sync="fsync"``, whose lines are on disk when the call returns). The tool
             call then pays only for collecting the fields (a few
             microseconds, see ``benchmarks/audit_overhead.py``);
             lines keep call order. :meth:`flush` and :meth:`close` wait for
@@ -326,7 +335,7 @@ class AuditLog:
             with self._lock:
                 self._pending.append(fields)
             raise refused
-        if self.background:
+        if self.background and self.sync != "fsync":
             if self._writer is None:
                 self._start_writer()
             self._queue.put(fields)
@@ -340,6 +349,26 @@ class AuditLog:
             self.error = self.error or exc
             if exc is self._refused:
                 raise
+
+    def call_started(self, record: ToolCallRecord, event: ToolCallEvent | None = None) -> None:
+        """Called by the dispatcher just before a call's tool runs: with
+        ``sync="fsync"``, write its start line now, on disk before this returns
+        (other modes write none).
+
+        Raises:
+            Exception: the line could not be written (the call must then not run).
+        """
+        if self.sync != "fsync":
+            return
+        fields = self.entry(record, event)
+        for name in ("duration_s", "outcome", "replayed", "error", "result_bytes"):
+            fields.pop(name, None)
+        fields["phase"], fields["acted"] = "start", "maybe"
+        if self._pid != os.getpid():
+            self._after_fork()
+        if self._refused is not None:
+            raise self._refused
+        self.append(fields)
 
     def _after_fork(self) -> None:
         """In a forked child: own file description (``flock`` is per description), a

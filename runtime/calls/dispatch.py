@@ -32,6 +32,7 @@ from toolscript.errors import ApprovalRequired, ToolscriptError
 from ..events import AuditCallback, EventHooks, ToolCallEvent, emit
 from ..limits import Limits
 from ..results import RunError, ToolCallRecord
+from .batchrecords import BatchRecords
 from .deadlines import Deadlines
 from .fanout import Fanout, FanoutJob
 from .hostsupply import BoundCall, HostSupply, NotStarted
@@ -413,6 +414,7 @@ class Dispatcher:
                                   "its wall-clock limit", started=False)
                 if timeout is not None and remaining < timeout:
                     timeout, by_deadline = remaining, True
+            self._record_start(ctx, record)
         try:
             if timeout is None:
                 result = tool.invoke(args)
@@ -454,6 +456,17 @@ class Dispatcher:
                 return _error("invalid_result", clean_message(text, self._text_limit))
         return {"ok": True, "value": value}
 
+    def _record_start(self, ctx: RunContext, record: ToolCallRecord) -> None:
+        """Tell an audit that records attempts (``AuditLog(sync="fsync")``) that the
+        tool is about to run; if it cannot record that, the call does not run."""
+        started = getattr(self.audit, "call_started", None)
+        if started is None:
+            return
+        try:
+            started(record, ToolCallEvent(record, ctx.session_id, ctx.run_id, ctx.agent_run_id))
+        except Exception as exc:
+            raise HostAbort(exc) from exc
+
     def _invoke_watched(self, ctx: RunContext, record: ToolCallRecord, tool: Target,
                         args: dict[str, Any], timeout: float, text: str,
                         takeover: Takeover) -> Any:
@@ -492,12 +505,18 @@ class Dispatcher:
         self.executor.workers.spawn(answer)
 
     def _finish(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
+        try:
+            self._settle(ctx, record, reply)
+        finally:
+            self._keep(ctx, record)
+
+    def _settle(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
+        """A call ended: its outcome goes into its record, its audit line and hooks."""
         if reply["ok"]:
             record.ok = True
             record.value = reply["value"]
         else:
             record.error = RunError.from_message(reply["error"])
-        ctx.records.append(record)
         audit = self.audit
         hooks = self.events.tool_call
         if audit is not None or hooks:
@@ -508,6 +527,11 @@ class Dispatcher:
             finally:
                 if hooks:
                     emit(hooks, event)
+
+    @staticmethod
+    def _keep(ctx: RunContext, record: ToolCallRecord) -> None:
+        """Add a finished record to the run's records (within its retention budget)."""
+        ctx.records.append(record)
         if not ctx.retention.keep(record.args):
             record.args = summarize_args(record.args)
             record.args_omitted = True
@@ -549,14 +573,13 @@ class Dispatcher:
         if refusal is not None:
             return [refusal] * len(calls)
         replies: list[Reply | None] = [None] * len(calls)
-        records: list[ToolCallRecord] = []
-        starts: list[float] = []
+        batch = BatchRecords(ctx, self._settle, self._keep)
+        records = batch.records
         ready: list[tuple[int, Target, dict[str, Any]]] = []
         for index, (name, args) in enumerate(calls):
             record = ToolCallRecord(id=self._next_id(), name=_name_of(name), args=args,
                                     started_at=time.time(), source=source)
-            records.append(record)
-            starts.append(time.perf_counter())
+            batch.add(record)
             stop = self._must_stop(ctx)
             if stop is not None and stop[0] == "timeout":
                 replies[index] = _error("timeout", f"{record.name}() was not started: {stop[1]}",
@@ -567,6 +590,9 @@ class Dispatcher:
                 ready.append((index, prepared[0], prepared[1]))
             else:
                 replies[index] = prepared  # type: ignore[assignment]
+        for index, reply in enumerate(replies):
+            if reply is not None:  # refused before anything ran: recorded now
+                batch.finish(index, reply)
 
         jobs: list[FanoutJob] = [
             (index, tool.name, functools.partial(self._run_read_only, ctx, records[index], tool,
@@ -574,7 +600,8 @@ class Dispatcher:
             for index, tool, args in ready if tool.read_only
         ]
         fanout = Fanout(self.executor.workers, jobs, self.limits.max_parallel,
-                        functools.partial(self._must_stop, ctx), ctx.deadline, ctx.abandoned)
+                        functools.partial(self._must_stop, ctx), ctx.deadline, ctx.abandoned,
+                        on_reply=batch.finish)
         try:
             fanout.start()
             for index, tool, args in ready:
@@ -584,12 +611,13 @@ class Dispatcher:
                 if stop is not None:
                     replies[index] = _error(stop[0], f"{tool.name}() was not started: {stop[1]}",
                                             started=False)
-                    continue
-                try:
-                    replies[index] = self._execute(records[index], tool, args, ctx=ctx)
-                except HostAbort as exc:
-                    ctx.stop(exc.cause)
-                    replies[index] = self._stopped(exc)
+                else:
+                    try:
+                        replies[index] = self._execute(records[index], tool, args, ctx=ctx)
+                    except HostAbort as exc:
+                        ctx.stop(exc.cause)
+                        replies[index] = self._stopped(exc)
+                batch.finish(index, replies[index])  # type: ignore[arg-type]
             finished = fanout.finish()
         except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C while waiting for the batch
             ctx.stop(exc)
@@ -599,9 +627,10 @@ class Dispatcher:
                     replies[index] = _error("host_abort", "the run was stopped by the host")
         for index, reply in finished.items():
             replies[index] = reply
-        for index, record in enumerate(records):
-            record.duration_s = time.perf_counter() - starts[index]
-            self._finish(ctx, record, replies[index])  # type: ignore[arg-type]
+        for index, reply in enumerate(replies):  # Ctrl-C left some unsettled
+            if reply is not None and not batch.settled(index):
+                batch.finish(index, reply)
+        batch.keep_all()
         return [reply for reply in replies if reply is not None]
 
     def _run_read_only(self, ctx: RunContext, record: ToolCallRecord, tool: Target,

@@ -13,14 +13,25 @@
   than the plan's is outside it.
 * **An expired two-phase plan is never committed**, however long the approval
   of its commit took.
+* **Each call of a batch is audited as it ends.** A real child host process
+  runs a ``parallel()`` batch of writes (each appends to a file, then
+  returns) under ``AuditLog(sync="fsync")`` and is SIGKILLed mid-batch:
+  every write that acted has its start line, every write that returned its
+  outcome line, and the chain verifies.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +39,8 @@ import pytest
 from toolscript.runtime.approval.hooks import ToolCallRequest
 from toolscript.runtime.approval.plan import PlanApproval, analyze
 from toolscript.tools import Injected
+from backend_marks import host_backends
+from toolscript.runtime.audit.log import verify
 from waiting import wait_until
 
 from toolscript import Decision, Limits, Runtime, tool, two_phase
@@ -294,3 +307,88 @@ def test_a_live_plan_is_committed_once(backend_name: str, make_runtime: Any) -> 
                          "[commit_refund(plan_id=p['plan_id']) for _ in range(2)]")
     assert result.ok, result.to_dict()
     assert COMMITTED == [{"order": "A1"}]
+
+
+# --- the audit of a batch: each call as it ends, its start before it runs -------------
+
+HOST = textwrap.dedent("""
+    import sys, time
+    from toolscript import Limits, Runtime, tool
+    from toolscript.runtime.audit.log import AuditLog
+
+    backend, log_path, effects, sync, background = sys.argv[1:6]
+
+    @tool
+    def write(n: int) -> int:
+        "Write item n: the effect lands before the call returns."
+        with open(effects, "a") as fh:
+            fh.write(f"{n}\\n")
+        time.sleep(0.2)
+        return n
+
+    @tool(read_only=True)
+    def read(n: int) -> int:
+        "Read item n."
+        return n
+
+    log = AuditLog(log_path, key=None, sync=sync, background=background == "1")
+    runtime = Runtime([write, read], backend=backend, audit=log,
+                      limits=Limits(wall_time_s=300.0, tool_timeout_s=60.0, max_tool_calls=500))
+    calls = ", ".join(f"(write, {{'n': {i}}}), (read, {{'n': {i}}})" for i in range(200))
+    runtime.run(f"parallel([{calls}])")
+""")
+
+
+def _killed_mid_batch(tmp_path: Path, backend: str, sync: str,
+                      background: bool) -> tuple[list[int], list[dict[str, Any]]]:
+    """Run HOST, SIGKILL it once some writes acted; (writes that acted, log lines)."""
+    script, log_path, effects = tmp_path / "host.py", tmp_path / "audit.jsonl", tmp_path / "fx"
+    script.write_text(HOST)
+    effects.touch()
+    child = subprocess.Popen([sys.executable, str(script), backend, str(log_path), str(effects),
+                              sync, "1" if background else "0"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: len(effects.read_text().split()) >= 4 or child.poll() is not None,
+                   timeout=120.0, what="four writes acted")
+        assert child.poll() is None, child.stderr.read() if child.stderr else ""
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(30)
+        if child.stderr is not None:
+            child.stderr.close()
+    acted = [int(n) for n in effects.read_text().split()]
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
+    assert verify(log_path, key=None).ok  # the kill left a whole, valid chain
+    return acted, lines
+
+
+@host_backends
+def test_a_killed_host_logged_every_write_that_acted(backend_name: str,
+                                                     tmp_path: Path) -> None:
+    acted, lines = _killed_mid_batch(tmp_path, backend_name, "fsync", background=True)
+    starts = {line["args"]["n"] for line in lines
+              if line.get("phase") == "start" and line["tool"] == "write"}
+    ends = {line["args"]["n"]: line for line in lines
+            if "phase" not in line and line["tool"] == "write"}
+    assert 4 <= len(acted) < 200
+    missing = [n for n in acted if n not in starts]
+    assert not missing, f"writes that acted without a start line: {missing}"
+    # every write but the last one that acted returned (the next one started after it)
+    unended = [n for n in acted[:-1] if n not in ends]
+    assert not unended, f"writes that returned without their outcome line: {unended}"
+    assert all(ends[n]["outcome"] == "ok" and ends[n]["acted"] == "yes" for n in acted[:-1])
+    assert all(line.get("acted") == "maybe" for line in lines if line.get("phase") == "start")
+
+
+@host_backends
+def test_each_call_of_a_batch_is_written_as_it_ends(backend_name: str, tmp_path: Path) -> None:
+    """Without start lines (``sync="flush"``, written in the calling thread): the
+    outcome line of every write that returned is in the file when the host dies."""
+    acted, lines = _killed_mid_batch(tmp_path, backend_name, "flush", background=False)
+    assert not [line for line in lines if line.get("phase") == "start"]
+    ended = {line["args"]["n"] for line in lines if line["tool"] == "write"}
+    assert [n for n in acted[:-1] if n not in ended] == []
