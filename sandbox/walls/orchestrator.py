@@ -319,8 +319,8 @@ def _task_budget(config: WallConfig, uid: int, limit: dict[str, Any]) -> dict[st
                        "quotas of all")
     start, stop = config.uid_range or (0, 0)
     return active(f"uid {uid} is this sandbox's alone (from [{start}, {stop})): RLIMIT_NPROC "
-                  f"{config.max_processes} counts only its own tasks, and its pending-signal "
-                  "and pipe-buffer quotas are its own")
+                  f"{config.max_processes} counts only its own tasks, and the pending-signal "
+                  "quota is its own")
 
 
 # -- verify ----------------------------------------------------------------------------
