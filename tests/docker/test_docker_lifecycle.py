@@ -19,6 +19,7 @@ from toolscript.runtime.backends.docker.backend import (
     flush_removals,
     gc,
 )
+from toolscript.sandbox.protocol import PROTOCOL_VERSION
 
 
 def _ours(client: Any, **labels: str) -> list[dict[str, Any]]:
@@ -40,7 +41,7 @@ def _configure(h: DockerSandbox, **process_limits: Any) -> None:
 def test_ready_ping_run_and_recv_timeout(backend: DockerBackend) -> None:
     h = backend.start(None)
     try:
-        assert h.ready_info["type"] == "ready" and h.ready_info["protocol"] == 1
+        assert h.ready_info["type"] == "ready" and h.ready_info["protocol"] == PROTOCOL_VERSION
         assert h.is_alive() and h.death_reason() is None
         h.send({"type": "ping"})
         assert h.recv(5) == {"type": "pong"}
