@@ -18,6 +18,7 @@ import operator as _operator
 import random
 import string
 import sys
+import threading
 import types
 from collections import UserString
 from collections.abc import Callable, Iterable, Mapping
@@ -44,6 +45,7 @@ attributes on: every instance it can reach is its own (it created it, or the
 facade made a per-interpreter copy as for ``decimal.DefaultContext``). Module
 facades add their private classes (see :mod:`.modules`)."""
 
+_thread_id = threading.get_ident
 _USERSTRING_METHODS = {"format": UserString.format, "format_map": UserString.format_map}
 
 MAX_INT_BITS = 4_000_000
@@ -68,11 +70,13 @@ class SandboxAbort(GeneratorExit):
 class AbortState:
     """The pending abort of the current run, shared by the guards and the watchdog."""
 
-    __slots__ = ("error_type", "message")
+    __slots__ = ("error_type", "message", "thread")
 
     def __init__(self) -> None:
         self.error_type: str | None = None
         self.message = ""
+        self.thread: int | None = None
+        """The thread the current run executes in (set by :meth:`clear`)."""
 
     def set(self, error_type: str, message: str) -> None:
         """Record the first reason to abort (later ones are ignored)."""
@@ -81,9 +85,10 @@ class AbortState:
             self.message = message
 
     def clear(self) -> None:
-        """Forget the abort (at the start of each run)."""
+        """Forget the abort (at the start of each run, in the run's thread)."""
         self.error_type = None
         self.message = ""
+        self.thread = threading.get_ident()
 
     def raise_if_set(self) -> None:
         """Raise the recorded abort, if any."""
@@ -750,8 +755,14 @@ class Guards:
         ``__exit__``: re-raise a pending abort, and never let a script swallow
         the host's Ctrl-C (on the inprocess backend it is raised in the
         script's thread)."""
-        if self.abort.error_type is not None:
-            raise SandboxAbort(self.abort.error_type, self.abort.message)
+        abort = self.abort
+        if abort.error_type is not None:
+            raise SandboxAbort(abort.error_type, abort.message)
+        if abort.thread is not None and _thread_id() != abort.thread:
+            # A script generator finalised by the garbage collector in another
+            # thread while the run goes on (in process: a host thread, where the
+            # run's watchdog cannot reach): its handler ends at its first line.
+            raise SandboxAbort("outside_run", "script code ran outside its run's thread")
         handling = sys.exc_info()[1]
         if handling is None:
             return

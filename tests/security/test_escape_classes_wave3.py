@@ -369,6 +369,58 @@ def test_generator_finalizer_runs_nothing_in_the_host() -> None:
         runtime.close()
 
 
+CYCLE_THEN_SLEEP = """\
+import decimal, time
+def g():
+    try:
+        yield 1
+    finally:
+        decimal.getcontext().prec = 3
+        while True:
+            pass
+box = [g()]
+next(box[0])
+box.append(box)
+del box
+time.sleep(1.0)
+'slept'
+"""
+"""A suspended generator left in a cycle while the run goes on (sleeping)."""
+
+
+def test_generator_finalized_by_a_host_thread_during_the_run() -> None:
+    """While the run sleeps, another host thread's ``gc.collect()`` finalises the
+    script's generator in that thread, where the run's watchdog cannot reach:
+    its ``finally`` must stop at its first line, not loop in the host thread."""
+    runtime = Runtime(tools=SECURITY_TOOLS, backend="inprocess", limits=Limits(wall_time_s=5.0))
+    outcome: dict[str, Any] = {}
+    gc.disable()  # only the host thread below collects
+    try:
+        def run() -> None:
+            outcome["result"] = runtime.run(CYCLE_THEN_SLEEP)
+
+        runner = threading.Thread(target=run, daemon=True)
+        runner.start()
+        collected = threading.Event()
+
+        def collect() -> None:
+            threading.Event().wait(0.3)  # the run is asleep by now
+            gc.collect()
+            outcome["precision"] = decimal.getcontext().prec
+            collected.set()
+
+        collector = threading.Thread(target=collect, daemon=True)
+        collector.start()
+        collector.join(30)
+        runner.join(30)
+        assert collected.is_set(), "the script's finally ran its loop in a host thread"
+        assert outcome["precision"] == decimal.Context().prec
+        assert outcome["result"].value == "slept"
+    finally:
+        gc.enable()
+        runtime.close()
+
+
 def test_zoneinfo_cache_controls_do_not_reach_the_host() -> None:
     """``clear_cache`` in a script leaves the real, process-wide ``zoneinfo``
     cache alone (the host's zones stay the same objects)."""
