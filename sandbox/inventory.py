@@ -23,9 +23,11 @@ Exposures:
 
 ``tests/security/test_reachability.py`` crawls every route a script has from a
 fresh namespace on every backend and fails on a class that is not listed, on
-a name two different classes share (a real class behind its facade), and on
-an entry whose exposure does not match what the script finds. A new facade
-member therefore needs an entry here, reviewed against its rule.
+a name two different classes share (a real class behind its facade), on an
+entry whose exposure does not match what the script finds, and on a function
+that is never handed out (:data:`NEVER_HANDED_OUT`) or is private and not a
+method of a listed class (:func:`callable_problems`). A new facade member
+therefore needs an entry here, reviewed against its rule.
 """
 
 from __future__ import annotations
@@ -369,6 +371,43 @@ MODULES: dict[str, ModuleDecision] = {decision.name: decision for decision in (
                    "a key is looked up, never made into a path"),
 )}
 """How each importable module is exposed, and the rule its facade follows."""
+
+
+NEVER_HANDED_OUT = frozenset({
+    "eval", "exec", "compile", "open", "__import__", "__build_class__", "globals", "locals",
+    "input", "help", "exit", "quit", "getattr", "setattr", "delattr", "vars", "dir",
+    "breakpoint", "system", "popen", "spawnv", "execv", "fork", "kill", "_exit", "_getframe",
+    "import_module", "reload", "load_module", "exec_module", "settrace", "setprofile",
+    "addaudithook", "setrecursionlimit",
+})
+"""Names of C functions a script never gets (the sandbox's own ``getattr``, ``vars``,
+``dir``... are its :data:`BUILTINS`, which show no ``__qualname__``)."""
+
+BUILTIN_CALLABLE_TYPES = frozenset({"builtin_function_or_method", "builtin_method"})
+"""The types of C functions: the ones :data:`NEVER_HANDED_OUT` applies to
+(``re.compile`` is a Python function called ``compile``)."""
+
+SANDBOX_INTERNALS = frozenset({"_operator_members", "_SafeFormatter"})
+"""Private functions and classes of the sandbox whose inner functions or methods are
+facade members (``operator.attrgetter``; the safe ``str.format``)."""
+
+_CLASS_QUALNAMES = frozenset(entry.name.rsplit(".", 1)[-1].split(":")[-1] for entry in CLASSES)
+
+
+def callable_problems(kind: str, qualname: str) -> list[str]:
+    """What is wrong with a function or method a script reached, by its type (as
+    ``repr()`` names it) and ``__qualname__``: a C function that is never handed
+    out, or a private function of the standard library or the sandbox
+    (``copy._reconstruct``, ``typing._eval_type``) that is not a method of an
+    inventoried class. Empty if it may be held."""
+    if kind in BUILTIN_CALLABLE_TYPES and qualname in NEVER_HANDED_OUT:
+        return [f"function {qualname!r}: never handed out to a script"]
+    first = qualname.split(".", 1)[0]
+    if first.startswith("_") and not first.startswith("__") and (
+            first not in _CLASS_QUALNAMES and first not in SANDBOX_INTERNALS):
+        return [f"function {qualname!r}: a private function, not a method of an inventoried "
+                "class"]
+    return []
 
 
 def problems(name: str, refuses_calls: list[bool]) -> list[str]:

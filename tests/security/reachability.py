@@ -75,6 +75,7 @@ class CrawlReport:
     classes: dict[str, dict[str, Any]]
     types: dict[str, int]
     raised: dict[str, int]
+    functions: dict[str, int]
     stats: dict[str, int]
     disagreements: list[str]
     problems: list[tuple[str, str]] = field(default_factory=list)
@@ -84,11 +85,15 @@ class CrawlReport:
     def from_value(cls, backend: str, value: dict[str, Any]) -> CrawlReport:
         """Judge the crawler's returned value against the inventory."""
         report = cls(backend, value["classes"], value["types"], value["raised"],
-                     value["stats"], value["disagreements"])
+                     value["functions"], value["stats"], value["disagreements"])
         for name, entry in sorted(report.classes.items()):
             for problem in inventory.problems(name, entry["refuses_calls"]):
                 report.problems.append(
                     (name, f"{problem}; reached as {' | '.join(entry['paths'])}"))
+        for entry in sorted(value["functions"]):
+            kind, _, qualname = entry.partition(" ")
+            report.problems += [(qualname, problem)
+                                for problem in inventory.callable_problems(kind, qualname)]
         report.problems += [("format", f"route disagreement: {d}") for d in report.disagreements]
         if report.stats.get("unvisited"):
             report.problems.append(("limit", f"the crawl stopped at its object limit with "

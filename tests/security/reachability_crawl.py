@@ -77,6 +77,12 @@ LEAVES = frozenset({
 """Types whose objects all offer the same routes: only the first few are followed,
 wherever they come from."""
 
+CALLABLES = frozenset({
+    "function", "method", "builtin_function_or_method", "builtin_method", "method-wrapper",
+    "method_descriptor", "wrapper_descriptor", "classmethod_descriptor",
+})
+"""Types whose objects the report lists by ``__qualname__`` too (as ``'type qualname'``)."""
+
 FREE_STEPS = 1
 ITEMS = 40
 """Items taken from each iterator."""
@@ -257,6 +263,7 @@ def crawl(roots, limits, own):
     types = {}
     followed = {}
     raised = {}
+    functions = {}
     stats = collections.Counter()
     disagreements = []
     pending = collections.deque()
@@ -389,6 +396,14 @@ def crawl(roots, limits, own):
         kind = type(obj)
         key = class_key(kind, own)
         types[key] = types.get(key, 0) + 1
+        if key in CALLABLES:
+            try:
+                qualname = obj.__qualname__
+            except Exception:
+                qualname = "?"
+            if type(qualname) is str:
+                entry = key + " " + qualname
+                functions[entry] = functions.get(entry, 0) + 1
         push(kind, path + ".type()", depth + 1)
         is_class = isinstance(obj, type)
         if is_class:
@@ -435,5 +450,5 @@ def crawl(roots, limits, own):
     return {"classes": {key: {"count": len(entry["ids"]),
                               "refuses_calls": entry["refuses_calls"],
                               "paths": entry["paths"][:3]} for key, entry in classes.items()},
-            "types": types, "raised": raised, "stats": dict(stats),
+            "types": types, "raised": raised, "stats": dict(stats), "functions": functions,
             "disagreements": disagreements[:50]}

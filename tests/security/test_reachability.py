@@ -150,3 +150,17 @@ def test_the_crawler_tells_two_classes_of_one_name_apart() -> None:
     assert inventory.problems("re.Pattern", value["classes"]["re.Pattern"]["refuses_calls"])
     unlisted = [name for name in value["classes"] if name.endswith("Unlisted")]
     assert unlisted and inventory.problems(unlisted[0], [False])
+
+
+@pytest.mark.parametrize(("kind", "qualname", "refused"), [
+    ("method_descriptor", "str.upper", False), ("method", "_IOBase.readline", False),
+    ("builtin_function_or_method", "sqrt", False), ("function", "compile", False),
+    ("function", "_operator_members.<locals>.attrgetter", False),
+    ("builtin_function_or_method", "eval", True), ("builtin_function_or_method", "getattr", True),
+    ("builtin_function_or_method", "compile", True), ("function", "_reconstruct", True),
+    ("function", "_eval_type", True), ("function", "_process_class", True),
+])
+def test_the_judgement_of_a_reached_function(kind: str, qualname: str, refused: bool) -> None:
+    """Functions are judged by type and name: never the real eval/getattr/compile...,
+    never a private function that is not a method of an inventoried class."""
+    assert bool(inventory.callable_problems(kind, qualname)) is refused
