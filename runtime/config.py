@@ -175,16 +175,17 @@ class Profile:
         """The profile's :class:`Limits`."""
         return Limits(**self.limits)
 
-    def describe(self) -> str:
-        """Which configuration and profile are in force, and how trusted (one line)."""
+    def describe(self, *, approve: str | None = None, backend: str | None = None) -> str:
+        """Which configuration and profile are in force, and how trusted (one line);
+        ``approve``/``backend``: what the command line made of them, if it changed them."""
         found = {"named": "named explicitly", "working directory":
                  "found in the working directory", "parent directory":
                  "found in a parent directory"}.get(self.found, self.found or "given")
         trust = (f"; restricted (may only tighten): {self.restricted}" if self.restricted
                  else "")
         return (f"config {self.source} ({found}{trust}), profile {self.name!r} (chosen by "
-                f"{self.chosen_by or 'the caller'}), approve {self.approve}, backend "
-                f"{self.backend}")
+                f"{self.chosen_by or 'the caller'}), approve {approve or self.approve}, "
+                f"backend {backend or self.backend}")
 
     def to_dict(self) -> dict[str, Any]:
         """The configuration and profile in force, as JSON data (``--json`` output)."""

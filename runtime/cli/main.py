@@ -75,13 +75,15 @@ def apply_profile(args: argparse.Namespace) -> None:
 
         profile = select_profile(getattr(args, "profile", None), getattr(args, "config", None))
     args.profile_settings = profile
-    if profile is not None:  # every command says which configuration is in force
-        sys.stderr.write(f"toolscript: {profile.describe()}\n")
-        sys.stderr.flush()
     if hasattr(args, "backend") and args.backend is None:
         args.backend = profile.backend if profile is not None else "subprocess"
     if hasattr(args, "approve") and args.approve is None:
         args.approve = profile.approve if profile is not None else "default"
+    if profile is not None:  # every command says which configuration is in force
+        line = profile.describe(approve=getattr(args, "approve", None),
+                                backend=getattr(args, "backend", None))
+        sys.stderr.write(f"toolscript: {line}\n")
+        sys.stderr.flush()
 
 
 def runtime_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -164,7 +166,12 @@ def config_in_force(args: argparse.Namespace) -> dict[str, Any] | None:
     """The ``config`` field of ``--json`` outputs: the configuration and profile in
     force (:meth:`~toolscript.runtime.config.Profile.to_dict`), or None."""
     profile = getattr(args, "profile_settings", None)
-    return None if profile is None else dict(profile.to_dict())
+    if profile is None:
+        return None
+    data = dict(profile.to_dict())
+    for key in ("approve", "backend"):  # what the command line made of them
+        data[key] = getattr(args, key, None) or data[key]
+    return data
 
 
 def _print_result(result: RunResult, as_json: bool, out: TextIO,

@@ -272,6 +272,9 @@ def test_the_working_directorys_own_config_is_trusted_and_reported(tmp_path: Pat
     run = _toolscript(work, "run", "s.py")
     assert run.returncode == 0, run.stderr
     assert "found in the working directory" in run.stderr and "restricted" not in run.stderr
+    over = _toolscript(work, "run", "s.py", "--approve", "deny", "--json")
+    assert "profile 'p'" in over.stderr and "approve deny" in over.stderr  # what is in force
+    assert json.loads(over.stdout)["config"]["approve"] == "deny"
     doctor = _toolscript(work, "doctor", "--backend", "inprocess")
     assert "found in the working directory" in doctor.stdout and "profile 'p'" in doctor.stdout
     as_json = _toolscript(work, "doctor", "--backend", "inprocess", "--json")
