@@ -105,12 +105,16 @@ ATTACKS = {
 }
 
 
-@pytest.mark.parametrize("background", [False, True])
+MODES = {"inline": {"background": False}, "background": {"background": True},
+         "fsync": {"sync": "fsync"}, "buffer": {"sync": "buffer"}}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_a_writer_refuses_a_log_that_no_longer_ends_with_its_line(
-        tmp_path: Path, attack: str, background: bool) -> None:
+        tmp_path: Path, attack: str, mode: str) -> None:
     path = tmp_path / "audit.jsonl"
-    log = AuditLog(path, key=KEY, background=background)
+    log = AuditLog(path, key=KEY, **MODES[mode])
     for i in range(5):
         _record(log, i)
     log.flush()
