@@ -44,7 +44,7 @@ Trust. A configuration is *named* when its path is given (``--config FILE``,
 (:func:`find_config`: the working directory, then its parents). A file
 found in the working directory counts as named (it is the project you are
 in). One found in a parent directory, or one you do not own (another user's
-file, a file or folder others can write to), is *restricted*
+file or folder, or one anyone can write to), is *restricted*
 (:attr:`Config.restricted` says why): it may set what only tightens
 (``approve`` ``default``/``ask``/``deny``, limits, ``require_isolation``, an
 audit log, modules, idempotency), and a profile of it that would loosen
@@ -410,9 +410,10 @@ def _not_owned(source: Path) -> str | None:
         return f"its ownership cannot be checked ({exc})"
     if file.st_uid not in (me, 0):
         return f"it is owned by uid {file.st_uid}, not by you (uid {me})"
-    if file.st_mode & 0o022:
-        return f"others can write to it (mode {file.st_mode & 0o777:o})"
-    if folder.st_uid not in (me, 0) or (folder.st_mode & 0o022
+    # group write is the owner's choice of group (user-private groups make it common)
+    if file.st_mode & 0o002:
+        return f"anyone can write to it (mode {file.st_mode & 0o777:o})"
+    if folder.st_uid not in (me, 0) or (folder.st_mode & 0o002
                                         and not folder.st_mode & stat.S_ISVTX):
         return f"others can replace it: its folder {source.resolve().parent} is not yours alone"
     return None

@@ -232,18 +232,23 @@ def _owned_elsewhere(path: Path) -> None:
     os.chown(path, 65534, 65534)
 
 
-def _group_writable(path: Path) -> None:
-    path.chmod(0o664)
+def _world_writable(path: Path) -> None:
+    path.chmod(0o666)
 
 
 def _folder_open(path: Path) -> None:
     path.parent.chmod(0o777)
 
 
-@pytest.mark.parametrize("how", [_owned_elsewhere, _group_writable, _folder_open],
-                         ids=["other_owner", "group_writable", "open_folder"])
+def _folder_elsewhere(path: Path) -> None:
+    os.chown(path.parent, 65534, 65534)
+
+
+@pytest.mark.parametrize("how", [_owned_elsewhere, _world_writable, _folder_open,
+                                 _folder_elsewhere],
+                         ids=["other_owner", "world_writable", "open_folder", "other_folder"])
 def test_a_config_you_do_not_own_only_tightens_even_when_named(tmp_path: Path, how: Any) -> None:
-    if how is _owned_elsewhere and os.geteuid() != 0:
+    if how in (_owned_elsewhere, _folder_elsewhere) and os.geteuid() != 0:
         pytest.skip("giving a file to another user needs root")
     work = tmp_path / "work"
     work.mkdir()
@@ -269,6 +274,7 @@ def test_the_working_directorys_own_config_is_trusted_and_reported(tmp_path: Pat
     (work / "s.py").write_text("wire(7)\n")
     (work / "toolscript.toml").write_text('[profiles.p]\napprove = "allow"\n'
                                           'tools = ["tools.py"]\nbackend = "inprocess"\n')
+    (work / "toolscript.toml").chmod(0o664)  # group write (user-private groups) is yours
     run = _toolscript(work, "run", "s.py")
     assert run.returncode == 0, run.stderr
     assert "found in the working directory" in run.stderr and "restricted" not in run.stderr
