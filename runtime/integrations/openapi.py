@@ -55,6 +55,7 @@ from referencing.exceptions import Unresolvable
 from toolscript.runtime.integrations.selectors import (
     Selector,
     check_names,
+    name_set,
     normalize,
     tightened,
 )
@@ -256,14 +257,6 @@ class _Operation:
     body_arg: str = "body"
 
 
-def _names(value: Iterable[str], argument: str) -> frozenset[str]:
-    """``include=`` as a set of names (a lone string is refused)."""
-    names = normalize(value, argument)
-    if not isinstance(names, (frozenset, dict)):
-        raise ConfigurationError(f"{argument}= takes a list of operation names, not {value!r}")
-    return frozenset(names)
-
-
 _Row = tuple[str, Mapping[str, Any], str, Mapping[str, Any], tuple[str, ...]]
 """One operation: path, path item, method, operation, its own names."""
 
@@ -319,7 +312,7 @@ class OpenAPISource:
         self.auth = auth
         self.headers = dict(headers or {})
         self.prefix = prefix
-        self.include = None if include is None else set(_names(include, "include"))
+        self.include = None if include is None else set(name_set(include, "include"))
         self.requires_approval = normalize(requires_approval, "requires_approval")
         self.timeout_s = timeout_s
         self.retries = max(0, int(retries))

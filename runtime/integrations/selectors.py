@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 from toolscript.errors import ConfigurationError
 
-__all__ = ["Selector", "check_names", "normalize", "pinned", "tightened"]
+__all__ = ["Selector", "check_names", "name_set", "normalize", "pinned", "tightened"]
 
 Selector = bool | Mapping[str, bool] | Iterable[str] | Callable[..., bool] | None
 """What ``requires_approval=`` and ``read_only=`` accept (see the module docs)."""
@@ -46,6 +46,18 @@ def normalize(selector: Selector, argument: str) -> Selector:
     if isinstance(selector, Mapping):
         return dict(selector)
     return frozenset(selector)
+
+
+def name_set(value: Iterable[str], argument: str) -> frozenset[str]:
+    """``include=`` / ``exclude=`` as a set of names.
+
+    Raises:
+        ConfigurationError: the value is not a list (or other iterable) of names.
+    """
+    names = normalize(value, argument)
+    if not isinstance(names, frozenset) or not all(isinstance(n, str) for n in names):
+        raise ConfigurationError(f"{argument}= takes a list of tool names, not {value!r}")
+    return names
 
 
 def _named(selector: Selector) -> Mapping[str, bool] | None:

@@ -137,10 +137,20 @@ def test_read_only_lists_pin_exactly_the_named_tools() -> None:
         assert _flags(source.tools())["mail_lookup"] == (True, False)
 
 
+@pytest.mark.parametrize("argument", ["requires_approval", "read_only"])
 @pytest.mark.parametrize("bad", ["send_email", {"send_email": "no"}])
-def test_a_selector_of_the_wrong_shape_is_an_error(bad: Any) -> None:
-    with pytest.raises(ConfigurationError), _mcp(requires_approval=bad) as source:
+def test_a_selector_of_the_wrong_shape_is_an_error(argument: str, bad: Any) -> None:
+    with pytest.raises(ConfigurationError), _mcp(**{argument: bad}) as source:
         source.tools()
+
+
+@pytest.mark.parametrize("argument", ["include", "exclude"])
+@pytest.mark.parametrize("bad", ["send_email", True, {"send_email": True}, [1]])
+def test_include_and_exclude_take_lists_of_names(argument: str, bad: Any) -> None:
+    with pytest.raises(ConfigurationError, match=argument):
+        _mcp(**{argument: bad})
+    with pytest.raises(ConfigurationError, match="include"):
+        OpenAPISource(DOCUMENT, base_url="http://127.0.0.1:9", include=bad)
 
 
 # --- OpenAPI ---------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from toolscript.runtime.integrations.mcp.connection import MCPConnection
 from toolscript.runtime.integrations.selectors import (
     Selector,
     check_names,
+    name_set,
     normalize,
     pinned,
     tightened,
@@ -170,8 +171,8 @@ class MCPToolSource:
     ) -> None:
         self._server = server
         self._prefix = prefix
-        self._include = normalize(include, "include") if include is not None else None
-        self._exclude = normalize(exclude, "exclude")
+        self._include = name_set(include, "include") if include is not None else None
+        self._exclude = name_set(exclude, "exclude")
         self._read_only = normalize(read_only, "read_only")
         self._requires_approval = normalize(requires_approval, "requires_approval")
         self._timeout_s = timeout_s
@@ -353,12 +354,10 @@ class MCPToolSource:
         if self._tools is None:
             self._check_names()
             include, exclude = self._include, self._exclude
-            assert isinstance(exclude, frozenset)
             self._tools = [
                 self._make_tool(t)
                 for t in self._listing
-                if (not isinstance(include, frozenset) or t.name in include)
-                and t.name not in exclude
+                if (include is None or t.name in include) and t.name not in exclude
             ]
         return list(self._tools)
 
