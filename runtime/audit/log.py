@@ -214,12 +214,17 @@ class AuditLog:
             the writer. The fields are collected during the call, so a script
             that later mutates a tool result (inprocess) cannot change what is
             logged.
+        head: a seal kept from an earlier writer (its :attr:`head`): the
+            whole file is verified first and must still hold that record, so
+            a writer restarted with its kept head refuses a log cut while it
+            was down (without it, a new writer checks only the last line).
 
     Raises:
         ConfigurationError: the key is too short, or the file is a log of the
             other kind (keyed vs unkeyed, or keyed with another key), or its
             last line is not a whole record that links to the line before and
-            carries a seal this key (or, unkeyed, SHA-256) reproduces.
+            carries a seal this key (or, unkeyed, SHA-256) reproduces, or
+            ``head`` is given and the file does not verify up to it.
 
     An instance is thread-safe and is itself the ``audit`` callback. After
     :meth:`close`, a late call is still written (the file is reopened for it).
@@ -238,7 +243,8 @@ class AuditLog:
 
     def __init__(self, path: str | os.PathLike[str], *, key: KeyArg = FROM_ENV,
                  redact: Mapping[str, RedactRule] | Redactor | None = None,
-                 sync: str = "flush", background: bool = True) -> None:
+                 sync: str = "flush", background: bool = True,
+                 head: str | None = None) -> None:
         if sync not in ("flush", "fsync", "buffer"):
             raise ValueError("sync must be 'flush', 'fsync' or 'buffer'")
         self.path = Path(path)
@@ -251,7 +257,8 @@ class AuditLog:
         """The seal of the last line this log wrote (or found): keep a copy elsewhere and
         pass it to ``verify(..., head=...)`` to detect truncation."""
         self.seq = 0
-        self._sealer = Sealer(resolve_key(key))
+        raw_key = resolve_key(key)
+        self._sealer = Sealer(raw_key)
         self._lock = threading.Lock()
         self._own_end = 0  # where the last line this log wrote (or checked) ends
         self._own_line = b""  # that line, as written
@@ -266,6 +273,8 @@ class AuditLog:
             assert self._fd is not None
             with _file_lock(self._fd):
                 self._adopt_end()
+                if head is not None:
+                    self._check_kept_head(head, raw_key)
         except BaseException:
             self._close_fd()
             raise
@@ -286,6 +295,15 @@ class AuditLog:
         """Why this writer refuses to append (the file no longer ends with its chain),
         or ``None``."""
         return self._refused
+
+    def _check_kept_head(self, head: str, key: bytes | None) -> None:
+        """Refuse a file that does not verify, under ``key``, up to ``head`` (lock held)."""
+        report = verify(self.path, key=key, head=head)
+        if not report.ok:
+            raise ConfigurationError(
+                f"{self.path}: not continuing this log: {report.reason or report.status}"
+                + (f" (line {report.broken_line})" if report.broken_line else "")
+                + "; keep the file, and write to a new one")
 
     def _adopt_end(self) -> None:
         """Take the file's last line as the chain to extend, once it checks (lock held)."""

@@ -228,3 +228,25 @@ def test_an_unkeyed_writer_also_refuses_a_cut(tmp_path: Path) -> None:
         _record(log, 4)
     with pytest.raises(ConfigurationError):
         log.close()
+
+
+def test_a_restarted_writer_with_its_kept_head_refuses_a_cut(tmp_path: Path) -> None:
+    """A cut made while no writer ran: the new writer, given the head kept elsewhere,
+    verifies the file first and refuses to continue it."""
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path, key=KEY) as log:
+        for i in range(5):
+            _record(log, i)
+        log.flush()
+        head = log.head
+    with AuditLog(path, key=KEY, head=head) as log:  # intact: it continues
+        _record(log, 5)
+        log.flush()
+        head = log.head
+    _cut(path, 4)
+    kept = path.read_bytes()
+    with pytest.raises(ConfigurationError, match="not continuing this log"):
+        AuditLog(path, key=KEY, head=head)
+    assert path.read_bytes() == kept
+    with pytest.raises(ConfigurationError, match="not continuing this log"):
+        AuditLog(path, key=KEY, head=head, background=False)
