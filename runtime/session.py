@@ -184,29 +184,13 @@ class Session:
         Cancelled (as ``asyncio.run`` cancels it on Ctrl-C), it stops the run
         before the cancellation goes on: no call of the run starts after that,
         and its sandbox is replaced."""
-        result: RunResult = await self._stoppable(self.run, code)
+        result: RunResult = await stopping.stoppable(self.run, code)
         return result
 
     async def call_tool_async(self, name: str, args: Any) -> ToolCallRecord:
         """:meth:`call_tool` for async code (see :meth:`run_async`)."""
-        record: ToolCallRecord = await self._stoppable(self.call_tool, name, args)
+        record: ToolCallRecord = await stopping.stoppable(self.call_tool, name, args)
         return record
-
-    @staticmethod
-    async def _stoppable(func: Any, *args: Any) -> Any:
-        """Await ``func(*args)`` in a worker thread; stop what it runs if the wait ends
-        early (see :mod:`~toolscript.runtime.calls.stopping`)."""
-        from toolscript.tools.asynctools import offload
-
-        stopper = stopping.Stopper()
-        token = stopping.CURRENT.set(stopper)
-        try:
-            return await offload(func, *args)
-        except BaseException as exc:  # cancelled: stop the run before the caller hears of it
-            stopper.fire(exc)
-            raise
-        finally:
-            stopping.CURRENT.reset(token)
 
     def close(self) -> None:
         """Stop the sandbox. Idempotent."""
@@ -636,8 +620,11 @@ class Session:
         """Several direct calls: read-only ones concurrently, writes serially in
         order; records come back in call order."""
         ctx = self._direct_context()
+        stopper = stopping.take()
         previous = swap_bounds(ctx.bounds)
         try:
+            if stopper is not None:
+                stopper.arm(ctx.stop)
             with waiting_sync():
                 self.runtime.dispatcher.call_many(ctx, list(calls), source="direct")
         finally:

@@ -29,6 +29,7 @@ from toolscript.tools.asynctools import offload
 from toolscript.errors import ConfigurationError
 
 from .. import prompts
+from ..calls.stopping import stoppable
 from ..events import EventHooks
 from ..providers import (
     PROVIDER_NAMES,
@@ -471,9 +472,9 @@ class Agent:
                     continue
                 try:
                     if isinstance(item, _RunScript):
-                        steps.outcome = await offload(state.session.run, item.code)
+                        steps.outcome = await stoppable(state.session.run, item.code)
                     elif isinstance(item, _RunGroup):
-                        steps.outcome = await offload(item.group.run)
+                        steps.outcome = await stoppable(item.group.run)
                     elif item.streaming:  # _AskModel from here on
                         async for part in self.provider.stream_async(item.messages,
                                                                      item.request):

@@ -1,6 +1,7 @@
 """Stopping a run whose async caller gave up on it.
 
-``Session.run_async`` awaits a sync run carried out in a worker thread. When
+``Session.run_async`` (and the agent's async driver) awaits a sync run
+carried out in a worker thread (:func:`stoppable`). When
 the awaiting task is cancelled (``asyncio.run`` cancels it on Ctrl-C) the
 thread would go on serving the run, its calls included. A :class:`Stopper`
 travels with the run (as :data:`CURRENT` in the thread's context variables):
@@ -15,8 +16,9 @@ from __future__ import annotations
 import contextvars
 import threading
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["CURRENT", "Stopper", "take"]
+__all__ = ["CURRENT", "Stopper", "stoppable", "take"]
 
 StopAction = Callable[[BaseException], None]
 
@@ -54,6 +56,23 @@ class Stopper:
 CURRENT: contextvars.ContextVar[Stopper | None] = contextvars.ContextVar(
     "toolscript_run_stopper", default=None)
 """The stopper of the run about to start in this context (set by the async caller)."""
+
+
+async def stoppable(func: Callable[..., Any], *args: Any) -> Any:
+    """Await ``func(*args)`` in a worker thread (``offload``); if the wait ends early
+    (the task cancelled), stop the run or direct call ``func`` makes before the
+    cancellation goes on."""
+    from toolscript.tools.asynctools import offload
+
+    stopper = Stopper()
+    token = CURRENT.set(stopper)
+    try:
+        return await offload(func, *args)
+    except BaseException as exc:  # cancelled: stop the run before the caller hears of it
+        stopper.fire(exc)
+        raise
+    finally:
+        CURRENT.reset(token)
 
 
 def take() -> Stopper | None:

@@ -4,7 +4,8 @@
   of a run (or of direct calls), no further tool call of that run starts, on
   every backend, whatever the shape of the calls: a ``parallel()`` batch of
   writes, writes mixed with reads, a loop of single calls, direct
-  ``call_tools`` batches, async tools, ``run_async`` cancelled by its loop.
+  ``call_tools`` batches, async tools, ``run_async`` cancelled by its loop,
+  an agent turn of classic tool calls or of one script, sync or async.
   The interrupt is a real SIGINT to the main thread, delivered while a write
   is running; the writes count their own starts.
 * **A plan is spent only by the session and user it was approved for.**
@@ -31,16 +32,16 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from backend_marks import host_backends
 from toolscript.runtime.approval.hooks import ToolCallRequest
 from toolscript.runtime.approval.plan import PlanApproval, analyze
-from toolscript.tools import Injected
-from backend_marks import host_backends
 from toolscript.runtime.audit.log import verify
+from toolscript.tools import Injected
 from waiting import wait_until
 
 from toolscript import Decision, Limits, Runtime, tool, two_phase
@@ -392,3 +393,73 @@ def test_each_call_of_a_batch_is_written_as_it_ends(backend_name: str, tmp_path:
     assert not [line for line in lines if line.get("phase") == "start"]
     ended = {line["args"]["n"] for line in lines if line["tool"] == "write"}
     assert [n for n in acted[:-1] if n not in ended] == []
+
+
+# --- an agent turn: classic tool calls or a script ------------------------------------
+
+AGENT_CALLS = [("write", {"n": i}) for i in range(6)]
+
+
+def _agent(runtime: Runtime, server: Any, mode: str) -> Any:
+    import openai
+    from toolscript.runtime.agent import Agent
+
+    client = openai.OpenAI(api_key="test-key", base_url=server.openai_base_url)
+    return Agent(runtime, provider="openai", client=client, model="fake-model", mode=mode)
+
+
+def _agent_turns(mode: str) -> list[Any]:
+    from fakes.model_server import Call, Turn, say, script
+
+    if mode == "classic":
+        first = Turn(tool_calls=[Call(name, args) for name, args in AGENT_CALLS])
+    else:
+        first = script("parallel(write, [{'n': i} for i in range(6)])")
+    return [first, say("done")]
+
+
+@pytest.mark.parametrize("mode", ["classic", "programmatic"])
+def test_ctrl_c_stops_the_calls_of_an_agent_turn(backend_name: str, make_runtime: Any,
+                                                  mode: str) -> None:
+    """One model turn asks for six writes (classic tool calls, or one script):
+    Ctrl-C during the first stops the agent run, and no other write starts."""
+    from fakes.model_server import FakeModelServer
+
+    writes = Writes()
+    runtime: Runtime = make_runtime(writes.tools(), limits=Limits(wall_time_s=60.0))
+    with FakeModelServer() as server:
+        server.script(*_agent_turns(mode))
+        agent = _agent(runtime, server, mode)
+        _interrupt_when(lambda: len(writes.started) >= 1)
+        with pytest.raises(KeyboardInterrupt):
+            agent.run("write them")
+        seen = list(writes.started)
+        _assert_nothing_started_after(writes, seen)
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize("mode", ["classic", "programmatic"])
+def test_a_cancelled_async_agent_run_stops_its_calls(backend_name: str, make_runtime: Any,
+                                                     mode: str) -> None:
+    """``Agent.run_async`` cancelled while a write of the turn runs: no later write
+    of the turn starts (classic calls run one by one in a worker thread)."""
+    from fakes.model_server import FakeModelServer
+
+    writes = Writes()
+    runtime: Runtime = make_runtime(writes.tools(), limits=Limits(wall_time_s=60.0))
+
+    async def main(server: Any) -> list[int]:
+        task = asyncio.ensure_future(_agent(runtime, server, mode).run_async("write them"))
+        while not writes.started:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        seen = list(writes.started)
+        await asyncio.to_thread(_assert_nothing_started_after, writes, seen)
+        return seen
+
+    with FakeModelServer() as server:
+        server.script(*_agent_turns(mode))
+        seen = asyncio.run(main(server))
+    assert len(seen) == 1
