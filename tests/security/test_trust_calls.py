@@ -463,3 +463,27 @@ def test_a_cancelled_async_agent_run_stops_its_calls(backend_name: str, make_run
         server.script(*_agent_turns(mode))
         seen = asyncio.run(main(server))
     assert len(seen) == 1
+
+
+def test_writes_stopped_by_ctrl_c_are_logged_as_not_acted(backend_name: str, make_runtime: Any,
+                                                          tmp_path: Path) -> None:
+    """The rest of a batch Ctrl-C stopped is in the audit log as never started
+    (``acted: "no"``), the writes that ran as ``"yes"``."""
+    from toolscript.runtime.audit.log import AuditLog
+
+    writes = Writes()
+    log = AuditLog(tmp_path / "audit.jsonl", key=None, background=False)
+    runtime: Runtime = make_runtime(writes.tools(), limits=Limits(wall_time_s=60.0), audit=log)
+    with runtime.session() as session:
+        _interrupt_when(lambda: len(writes.started) >= 1)
+        with pytest.raises(KeyboardInterrupt):
+            session.run("parallel(write, [{'n': i} for i in range(6)])")
+        seen = list(writes.started)
+        _assert_nothing_started_after(writes, seen)
+
+    def lines() -> list[dict[str, Any]]:
+        return [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+
+    wait_until(lambda: len(lines()) >= 6, what="a line for each call of the batch")
+    acted = {line["args"]["n"]: line["acted"] for line in lines()}
+    assert acted == {n: "yes" if n in seen else "no" for n in range(6)}
