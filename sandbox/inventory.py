@@ -185,7 +185,7 @@ CLASSES: tuple[Capability, ...] = tuple(
     + _group("csv", REAL, _VALUES + "; readers and writers over what the script passes, "
              "no dialect registry writes", "csv.Dialect csv.DictReader csv.DictWriter "
              "csv.Sniffer csv.excel csv.excel_tab csv.unix_dialect _csv.Error _csv.reader "
-             "_csv.writer _csv.Dialect")
+             "_csv.writer _csv.Dialect csv.Sniffer.sniff.<locals>.dialect")
     + _group("dataclasses", REAL, "dataclass fields and markers: data; dataclass() and "
              "friends are facade functions that take only the script's own classes",
              "dataclasses.Field dataclasses.FrozenInstanceError dataclasses.InitVar "
@@ -210,6 +210,10 @@ CLASSES: tuple[Capability, ...] = tuple(
     + _group("fractions", REAL, _VALUES, "fractions.Fraction")
     + _group("functools", REAL, _VALUES + "; partial objects are the script's own "
              "(writable like its functions)", "functools.partial functools.partialmethod")
+    + _group("functools", REAL, "what lru_cache and cmp_to_key return: a new wrapper of "
+             "the callable the script passed, whose cache_info/cache_clear act on that "
+             "wrapper's own cache", "functools._lru_cache_wrapper functools.CacheInfo "
+             "functools.KeyWrapper")
     + _group("functools", FACADE, "cached_property written in the sandbox: the attribute "
              "name is checked on every read and the same string stores the value",
              "functools.cached_property")

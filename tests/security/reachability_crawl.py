@@ -20,7 +20,7 @@ name are followed further (every class object is followed).
 """
 
 # The typing aliases and getattr calls are crawl roots, written the way scripts write them:
-# ruff: noqa: UP006, UP007, UP017, UP045, B009
+# ruff: noqa: UP006, UP007, UP014, UP017, UP045, B009
 
 import collections
 import copy
@@ -30,6 +30,7 @@ import functools
 import io
 import json
 import re
+import typing
 
 SPECIAL_NAMES = (
     "__class__", "__init__", "__name__", "__qualname__", "__doc__", "__dict__", "__module__",
@@ -165,7 +166,10 @@ def generator():
 
 Pair = collections.namedtuple("Pair", "a b")
 Shade = enum.Enum("Shade", "DARK LIGHT")
-OWN = tuple(c for c in (Own, Point, Color, Stream, Cached, Exit, Pair, Shade) if c is not None)
+Bits = enum.Flag("Bits", "A B")
+Named = typing.NamedTuple("Named", [("a", int)])
+OWN = tuple(c for c in (Own, Point, Color, Stream, Cached, Exit, Pair, Shade, Bits, Named)
+            if c is not None)
 """The crawler's own classes: the only classes it may reach that are not inventoried."""
 
 
@@ -184,7 +188,7 @@ def values():
     import zoneinfo
 
     stream = io.StringIO("a,b\n1,2\n")
-    return [
+    found = [
         typing.List[int], typing.Optional[int], typing.Union[int, str], typing.Literal[1],
         typing.Callable[[int], int], typing.Annotated[int, "x"], typing.Tuple[int, ...],
         typing.TypeVar("T"), typing.Dict[str, int], list[int], int | str,
@@ -204,6 +208,62 @@ def values():
         slice(1, 2), complex(1, 2), range(3), enumerate("ab"), zip("ab"), map(str, [1]),
         filter(None, [1]), json.JSONDecoder(), json.JSONEncoder(),
     ]
+    return found + made(more_values(stream))
+
+
+def more_values(stream):
+    """Builders of what the facades return from calls with arguments, each tried on its own."""
+    import base64
+    import csv
+    import datetime
+    import decimal
+    import hashlib
+    import heapq
+    import itertools
+    import queue
+    import random
+    import textwrap
+    import time
+    import typing
+    import uuid
+    import zoneinfo
+
+    paris = lambda: zoneinfo.ZoneInfo("Europe/Paris")  # noqa: E731
+    return [
+        lambda: csv.reader(["a,b", "1,2"]), lambda: csv.writer(stream),
+        lambda: csv.DictReader(["a,b", "1,2"]), lambda: csv.DictWriter(stream, ["a"]),
+        lambda: list(csv.DictReader(["a,b", "1,2"])), lambda: csv.Sniffer().sniff("a,b\n1,2"),
+        lambda: textwrap.TextWrapper(width=10), lambda: queue.Queue(2), lambda: queue.SimpleQueue(),
+        lambda: random.Random(1), lambda: decimal.Context(prec=5), lambda: uuid.UUID(int=1),
+        lambda: time.gmtime(0), lambda: datetime.datetime(2020, 6, 1, tzinfo=paris()),
+        lambda: paris().utcoffset(datetime.datetime(2020, 6, 1)),
+        lambda: datetime.datetime(2020, 1, 1).astimezone(paris()),
+        lambda: re.finditer("a", "aa"), lambda: re.match("(?P<x>a)", "a").groupdict(),
+        lambda: heapq.merge([1], [2]), lambda: next(itertools.groupby("aab")),
+        lambda: dataclasses.fields(Point()),
+        lambda: dataclasses.asdict(Point()), lambda: dataclasses.field(default=1),
+        lambda: typing.get_args(typing.Dict[str, int]),
+        lambda: Named(1), lambda: typing.Generic[typing.TypeVar("U")],
+        lambda: collections.Counter("ab").most_common(),
+        lambda: base64.b64encode(b"x"), lambda: hashlib.new("md5"), lambda: copy.deepcopy(Point()),
+        lambda: io.BytesIO(b"ab").getbuffer(), lambda: Bits.A | Bits.B, lambda: ~Bits.A,
+        lambda: json.loads('{"a": [1]}'),
+        lambda: decimal.Decimal(1) / decimal.Decimal(3), lambda: datetime.date(2020, 1, 1),
+        lambda: datetime.time(1, 2, tzinfo=datetime.timezone.utc),
+        lambda: functools.reduce(max, [1, 2]), lambda: functools.lru_cache(maxsize=2)(len),
+        lambda: functools.partialmethod(len), lambda: functools.cmp_to_key(len),
+    ]
+
+
+def made(builders):
+    """What each builder returns, or the exception it raises (also a route)."""
+    found = []
+    for build in builders:
+        try:
+            found.append(build())
+        except Exception as exc:
+            found.append(exc)
+    return found
 
 
 def seeds(tools):
