@@ -57,6 +57,17 @@ def measure(kind: str) -> list[tuple[str, Figures]]:
     return rows
 
 
+def _got(detail: object) -> str:
+    """What a held attack reported from inside, in a few words."""
+    if isinstance(detail, dict) and detail and not any(
+            str(v).startswith("ALLOWED") for v in detail.values()):
+        return ", ".join(f"{k}={v}" for k, v in detail.items())[:80]
+    if isinstance(detail, dict):  # flags on its own descriptors are not a route
+        routes = [k for k in detail if not k.startswith(("nonblock", "flock"))]
+        return f"{len(routes)} routes allowed" if routes else "no route allowed"
+    return str(detail)[:80]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print one table per backend."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -65,14 +76,17 @@ def main(argv: list[str] | None = None) -> int:
     wall = HOSTILE_LIMITS.wall_time_s
     for kind in args.backends.split(","):
         print(f"\n{kind} (hostile wall limit {wall:g} s)")
-        print("| attack | host RSS growth (MiB) | host threads after | hostile run (s) | others |")
-        print("|---|---:|---:|---:|---|")
+        print("| attack | host RSS growth (MiB) | host threads after | hostile run (s) | others "
+              "| attacker got |")
+        print("|---|---:|---:|---:|---|---|")
         for name, f in measure(kind):
             run = f"{f.run_s:.2f}" if f.run_s is not None else "-"
             others = "all correct" if not f.failures else f"{len(f.failures)} failed"
-            print(f"| {name} | {f.rss_growth_mb:.1f} | {f.thread_growth:+d} | {run} | {others} |")
+            got = _got(f.detail) if f.run_s is None else ""
+            print(f"| {name} | {f.rss_growth_mb:.1f} | {f.thread_growth:+d} | {run} | {others} "
+                  f"| {got} |")
             for failure in f.failures:
-                print(f"|   | {failure[:120]} | | | |")
+                print(f"|   | {failure[:120]} | | | | |")
     return 0
 
 
