@@ -79,6 +79,8 @@ def _finite_float(text: str) -> float:
 _decode = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float).decode
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SPACE = b" \t\n\r"
+_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))
+_UNIFY = bytes.maketrans(b"[{]}", b"(())")
 
 
 class FrameError(Exception):
@@ -123,26 +125,52 @@ def _upper_items(body: bytes | bytearray, start: int, end: int) -> tuple[int, in
     return 1 + opens + body.count(b",", start, end) + body.count(b":", start, end), opens
 
 
-def _depth(value: Any) -> int:
-    """Nesting depth of decoded JSON data (containers only), without recursion."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if level > deepest:
-            deepest = level
-        children = item.values() if type(item) is dict else item
-        stack.extend((child, level + 1) for child in children
-                     if type(child) is list or type(child) is dict)
-    return deepest
+def _nests_deeper(body: bytes | memoryview, limit: int) -> bool | None:
+    """Whether the containers of a JSON text nest more than ``limit`` deep, told from
+    its bytes (C-speed passes), or None when a string holds a bracket (then the
+    decoded value is walked).
+
+    Escaped backslashes, then escaped quotes, are cut, so every quote left
+    delimits a string; of the brackets and quotes, one pass removes each string
+    without a bracket (``""``). A quote left over means some string held a
+    bracket (its opening quote cannot pair with a neighbour); else what is left
+    are the structure's brackets, as ``(`` and ``)``, and each pass that removes
+    every ``()`` removes one level.
+    """
+    bare = bytes(body).replace(b"\\\\", b"").replace(b'\\"', b"")
+    bare = bare.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    if bare.find(b'"') >= 0:
+        return None
+    shape = bare.translate(_UNIFY)
+    for _ in range(limit):
+        if not shape:
+            return False
+        shape = shape.replace(b"()", b"")
+    return bool(shape)
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether decoded JSON data nests containers more than ``limit`` deep (one
+    comprehension per level, no recursion, stops at the limit)."""
+    level = [value]
+    depth = 1
+    while level:
+        if depth > limit:
+            return True
+        level = [child for item in level
+                 for child in (item.values() if type(item) is dict else item)
+                 if type(child) is list or type(child) is dict]
+        depth += 1
+    return False
 
 
 def check_size(body: bytes | bytearray, bounds: WireBounds = DEFAULT_BOUNDS,
                start: int = 0, end: int | None = None) -> int:
     """Refuse ``body[start:end]`` if it breaks the byte or value bound, before decoding.
 
-    Returns how many containers it may hold (an upper bound: the caller checks
-    the depth of the decoded value when that exceeds ``bounds.max_depth``).
+    Also refuses it if it nests deeper than ``bounds.max_depth``, when that can be
+    told from the bytes; returns how many containers it may hold when it cannot
+    (the caller then checks the depth of the decoded value), else 0.
     """
     stop = len(body) if end is None else end
     size = stop - start
@@ -167,7 +195,18 @@ def check_size(body: bytes | bytearray, bounds: WireBounds = DEFAULT_BOUNDS,
         if items > bounds.max_items:
             raise FrameError(f"frame holds {items} values, more than the limit of "
                              f"{bounds.max_items}")
-    return opens
+    if opens <= bounds.max_depth:
+        return 0
+    view = memoryview(body)[start:stop]
+    try:
+        deeper = _nests_deeper(view, bounds.max_depth)
+    finally:
+        view.release()
+    if deeper is None:
+        return opens
+    if deeper:
+        raise FrameError(f"frame is nested more than {bounds.max_depth} levels deep")
+    return 0
 
 
 def _decode_checked(text: str | memoryview, opens: int, bounds: WireBounds) -> Any:
@@ -179,8 +218,7 @@ def _decode_checked(text: str | memoryview, opens: int, bounds: WireBounds) -> A
         # A peer (a compromised sandbox) can nest arrays deeper than the
         # reader's stack allows; that is a bad frame, not a crash of the reader.
         raise FrameError("frame is nested too deeply") from None
-    if opens > bounds.max_depth and type(message) in (dict, list) and (
-            _depth(message) > bounds.max_depth):
+    if opens > bounds.max_depth and _deeper_than(message, bounds.max_depth):
         raise FrameError(f"frame is nested more than {bounds.max_depth} levels deep")
     if type(message) is not dict or type(message.get("type")) is not str:
         raise FrameError("frame is not a JSON object with a string 'type'")
