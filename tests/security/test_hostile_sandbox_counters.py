@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolscript.runtime.backends.base import SandboxDied
 from toolscript.runtime.backends.subprocess import ProcessHandle, SubprocessBackend
 from toolscript.runtime.backends.uids import allocator_for
 from toolscript.sandbox.walls import WallConfig
@@ -364,6 +365,18 @@ def test_every_live_sandbox_has_a_uid_of_its_own() -> None:
     assert all(start <= uid < stop and gid == uid for uid, gid in uids), uids
     assert {uid for uid, _ in uids} <= held
     assert not {uid for uid, _ in uids} & allocator_for(DEFAULT_UID_RANGE).held()  # given back
+
+
+def test_a_sandbox_that_dies_gives_its_uid_back() -> None:
+    with walled() as box:
+        uid = exec_in(box.handle, "result = os.getuid()")
+        assert uid in allocator_for(DEFAULT_UID_RANGE).held()
+        box.handle.send({"type": "test_exec", "code": "import os; os._exit(3)"})
+        with pytest.raises(SandboxDied):
+            box.handle.recv(30.0)
+        assert box.session.run("1 + 1").value == 2  # a new sandbox, with a new uid
+        assert exec_in(box.session.sandbox, "result = os.getuid()") != uid
+    assert uid not in allocator_for(DEFAULT_UID_RANGE).held()
 
 
 HOLD_UIDS = """
