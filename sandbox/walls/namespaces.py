@@ -17,10 +17,11 @@ from __future__ import annotations
 import ctypes
 import os
 
-from .libc import checked, function
+from .libc import checked, function, prctl
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+PR_SET_DUMPABLE = 4
 
 _unshare = function("unshare", ctypes.c_int, ctypes.c_int)
 
@@ -32,6 +33,10 @@ def unshare_network() -> str:
         return "its own network namespace"
     uid, gid = os.getuid(), os.getgid()
     checked(_unshare(CLONE_NEWUSER | CLONE_NEWNET), "unshare(CLONE_NEWUSER|CLONE_NEWNET)")
+    # A process that changed its uid (root that dropped without an exec) is not dumpable,
+    # so its /proc/self files are root's and it could not write its own maps: it would stay
+    # in the new namespace as the overflow uid. The privileges wall clears this again.
+    prctl(PR_SET_DUMPABLE, 1, what="PR_SET_DUMPABLE")
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")

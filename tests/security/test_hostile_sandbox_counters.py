@@ -534,3 +534,29 @@ def test_a_full_docker_session_spares_its_container_siblings(docker_image_tag: s
         finally:
             first.close()
             sibling.close()
+
+
+def test_the_unprivileged_path_keeps_its_uid_in_its_user_namespace() -> None:
+    """Started unprivileged by a root process that dropped without an exec (not dumpable):
+    it still maps its own uid in its new user namespace, instead of staying there as the
+    overflow uid with the network wall saying it was isolated before it started."""
+    code = textwrap.dedent("""
+        import json, os
+        from toolscript.sandbox import walls
+        walls.preload()
+        os.setgroups([]); os.setresgid(10001, 10001, 10001); os.setresuid(10001, 10001, 10001)
+        report = walls.apply()
+        with open("/proc/self/status") as f:
+            uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
+        print(json.dumps({"report": report, "uids": uids}))
+    """)
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
+                          timeout=60, cwd="/", env={})
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["uids"] == ["10001"] * 4
+    assert out["report"]["network"]["detail"].startswith("its own user and network namespace")
+    assert out["report"]["user"]["detail"] == "uid 10001 gid 10001 (started unprivileged)"
+    budget = out["report"]["task_budget"]
+    assert not budget["active"] and "shares uid 10001" in budget["detail"]
+    assert not out["report"]["private_view"]["active"]
