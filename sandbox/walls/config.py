@@ -42,7 +42,8 @@ class WallConfig:
         max_processes: ``RLIMIT_NPROC`` for the dropped uid: the sandbox's task
             budget (threads included; seccomp refuses new processes). It counts
             every task of that uid, so it is the session's own only with a uid
-            of its own (``uid_range``). ``None``: not set.
+            of its own (``uid_range``), or unprivileged in a user namespace of
+            its own (the kernel counts per namespace). ``None``: not set.
         private_view: as root, enter a mount namespace of its own whose root
             holds only the paths the sandbox may read (read-only) and a
             ``/proc`` that shows no other user's process, so ``stat``,

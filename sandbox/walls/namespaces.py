@@ -24,6 +24,13 @@ CLONE_NEWNET = 0x40000000
 PR_SET_DUMPABLE = 4
 
 _unshare = function("unshare", ctypes.c_int, ctypes.c_int)
+_OWN_USERNS: list[bool] = []
+
+
+def own_user_namespace() -> bool:
+    """True once :func:`unshare_network` made this process a user namespace of its own
+    with its uid mapped (the kernel then counts its tasks per namespace)."""
+    return bool(_OWN_USERNS)
 
 
 def unshare_network() -> str:
@@ -40,6 +47,7 @@ def unshare_network() -> str:
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    _OWN_USERNS[:] = [True]
     return "its own user and network namespace"
 
 

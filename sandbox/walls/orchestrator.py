@@ -284,9 +284,14 @@ def _drop_privileges(config: WallConfig, was_root: bool, report: Report) -> None
 def _limit_processes(config: WallConfig, was_root: bool, report: Report) -> None:
     import resource
 
+    from .namespaces import own_user_namespace
+
     uid = os.getuid()
     if config.max_processes is None:
         report["process_limit"] = missing("disabled by configuration")
+    elif not was_root and own_user_namespace():
+        _limit_in_user_namespace(config.max_processes, uid, report)
+        return
     elif not (was_root and config.user and uid == config.uid):
         report["process_limit"] = missing(
             f"not set: the sandbox runs as the host's user (uid {uid}), whose other processes "
@@ -303,6 +308,29 @@ def _limit_processes(config: WallConfig, was_root: bool, report: Report) -> None
     report["task_budget"] = _task_budget(config, uid, report["process_limit"])
 
 
+def _limit_in_user_namespace(limit: int, uid: int, report: Report) -> None:
+    """Unprivileged, in a user namespace it made itself: the kernel counts ``RLIMIT_NPROC``
+    (and pending signals) per user namespace and uid, so its budget counts only its own
+    tasks; every namespace's tasks of the uid together stay under the limit the process
+    had when it made the namespace."""
+    import resource
+
+    outer = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    outer_text = "unlimited" if outer == resource.RLIM_INFINITY else str(outer)
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+    except (OSError, ValueError) as exc:
+        report["process_limit"] = missing(f"setrlimit(RLIMIT_NPROC) failed: {exc}")
+        report["task_budget"] = missing(f"no task budget of its own: {exc}")
+        return
+    report["process_limit"] = active(f"RLIMIT_NPROC {limit} in its own user namespace "
+                                     f"(uid {uid})")
+    report["task_budget"] = active(
+        f"counted in a user namespace of its own: RLIMIT_NPROC {limit} counts only its own "
+        f"tasks, and its pending signals only its own; all tasks of uid {uid} together stay "
+        f"under the host user's RLIMIT_NPROC ({outer_text})")
+
+
 def _task_budget(config: WallConfig, uid: int, limit: dict[str, Any]) -> dict[str, Any]:
     """Whether the session's task budget (and the other per-uid counters) is its own."""
     started_unprivileged = uid != 0 and uid != config.uid
@@ -312,7 +340,7 @@ def _task_budget(config: WallConfig, uid: int, limit: dict[str, Any]) -> dict[st
         return missing(f"shares uid {uid} with every other process of that uid here (other "
                        "sessions of a shared container, or the host user's own): its tasks "
                        "and pending signals count against one budget; a budget of its own "
-                       "needs a root host (a uid per sandbox)")
+                       "needs a root host (a uid per sandbox) or a user namespace of its own")
     if not config.own_uid():
         return missing(f"uid {uid} is shared by every sandbox (walls.uid_range is off): one "
                        "sandbox can use up the RLIMIT_NPROC, signal-queue and pipe-buffer "

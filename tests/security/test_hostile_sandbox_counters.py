@@ -558,5 +558,51 @@ def test_the_unprivileged_path_keeps_its_uid_in_its_user_namespace() -> None:
     assert out["report"]["network"]["detail"].startswith("its own user and network namespace")
     assert out["report"]["user"]["detail"] == "uid 10001 gid 10001 (started unprivileged)"
     budget = out["report"]["task_budget"]
-    assert not budget["active"] and "shares uid 10001" in budget["detail"]
+    assert budget["active"] and "user namespace of its own" in budget["detail"], budget
     assert not out["report"]["private_view"]["active"]
+
+
+UNPRIVILEGED_FILL = """
+import json, os, sys, threading, ctypes
+from toolscript.sandbox import walls
+walls.preload()
+os.setgroups([]); os.setresgid(10001, 10001, 10001); os.setresuid(10001, 10001, 10001)
+report = walls.apply()
+threading.stack_size(32768)
+ctypes.CDLL(None).mallopt(-8, 1)
+forever = threading.Event()
+count, error = 0, ""
+while count < 1000:
+    try:
+        threading.Thread(target=forever.wait, daemon=True).start()
+    except RuntimeError as exc:
+        error = str(exc)
+        break
+    count += 1
+print(json.dumps({"threads": count, "error": error, "budget": report["task_budget"]}), flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_unprivileged_sandboxes_of_one_uid_have_budgets_of_their_own() -> None:
+    """A non-root host's sandboxes all run as its uid; each in a user namespace of its own,
+    where the kernel counts RLIMIT_NPROC per namespace: one that fills its budget leaves
+    the next one its own."""
+    children = []
+    try:
+        outcomes = []
+        for _ in range(2):  # the first stays alive, its threads with it
+            child = subprocess.Popen([sys.executable, "-I", "-c", UNPRIVILEGED_FILL],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     cwd="/", env={})
+            children.append(child)
+            assert child.stdout is not None
+            outcomes.append(json.loads(child.stdout.readline()))
+        for outcome in outcomes:
+            assert outcome["budget"]["active"], outcome
+            assert "can't start new thread" in outcome["error"], outcome
+            assert 200 < outcome["threads"] <= WallConfig().max_processes, outcome
+    finally:
+        for child in children:
+            child.kill()
+            child.wait(30)
