@@ -164,8 +164,14 @@ def mro_of(obj: Any) -> Any:
                                 f"'{type(cls).__name__}' object")
             return visible_mro(cls)
 
+        mro.__qualname__ = "type.mro"
         return mro
-    return lambda: visible_mro(obj)
+
+    def mro_bound() -> list[type]:
+        return visible_mro(obj)
+
+    mro_bound.__qualname__ = mro_bound.__name__ = "mro"
+    return mro_bound
 
 
 def _check_finalizer_free(name: str, base: type) -> None:
