@@ -738,7 +738,8 @@ class DockerBackend(Backend):
             check_image(image, client=self._client)
         self.orphans_removed: list[str] = remove_orphans(self._api)
         """Containers left behind by owners on this host that are gone, removed at start."""
-        undertaker.ensure_started(owner_labels())  # before this process creates any container
+        # before this process creates any container
+        undertaker.ensure_started({MANAGED_LABEL: "1", **owner_labels()})
         self.image = image
         self.pool_size = pool_size
         self.start_timeout = start_timeout

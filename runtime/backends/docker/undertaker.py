@@ -10,8 +10,8 @@ kill of the host's process group do not reach it) whose standard input is a
 pipe that only this process holds the write end of. It does nothing but wait
 for that pipe's end of file, which the kernel delivers when this process
 ends in any way, ``SIGKILL`` included. Then it removes, through the engine of
-the environment, every container labelled with this process as its owner
-(host, pid and start time: :func:`~.backend.owner_labels`), and exits. A
+the environment, every container labelled as managed with this process as its
+owner (host, pid and start time: :func:`~.backend.owner_labels`), and exits. A
 normal exit first removes its containers itself and then tells the
 undertaker so (one byte), which then exits without asking the engine.
 
@@ -69,7 +69,8 @@ _started: tuple[int, int, subprocess.Popen[bytes]] | None = None
 
 
 def ensure_started(labels: dict[str, str]) -> None:
-    """Start this process's undertaker for containers labelled ``labels`` (once per process).
+    """Start this process's undertaker for the containers that carry all of ``labels``
+    (once per process).
 
     Failures are logged, never raised: the undertaker is a second net, not a
     condition for starting sandboxes.
@@ -135,16 +136,15 @@ os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def bury(labels: dict[str, str]) -> list[str]:
-    """Remove every sandbox container whose owner labels are ``labels``; return their ids.
+    """Remove every container that carries all of ``labels``; return their ids.
 
-    Runs in the undertaker after its host died. Engine errors are logged, never raised.
+    Runs in the undertaker after its host died (``labels``: the managed label and
+    the owner's). Engine errors are logged, never raised.
     """
-    from .backend import MANAGED_LABEL, OWNER_PID_LABEL, _force_remove
     from .image import docker_client
 
     removed: list[str] = []
-    filters = {"label": [f"{MANAGED_LABEL}=1",
-                         f"{OWNER_PID_LABEL}={labels.get(OWNER_PID_LABEL, '')}"]}
+    filters = {"label": [f"{key}={value}" for key, value in labels.items()]}
     # Twice: a create request the host sent just before it died may finish after the first.
     for attempt in range(2):
         if attempt:
@@ -156,8 +156,10 @@ def bury(labels: dict[str, str]) -> list[str]:
             log.warning("the undertaker could not list its host's containers: %s", exc)
             continue
         for info in infos:
-            found = info.get("Labels") or {}
-            if all(found.get(key) == value for key, value in labels.items()):
-                _force_remove(api, info["Id"])
-                removed.append(info["Id"])
+            try:
+                api.remove_container(info["Id"], force=True, v=True)
+            except Exception as exc:  # gone already, or the engine is away
+                log.debug("the undertaker could not remove %s: %s", info["Id"][:12], exc)
+                continue
+            removed.append(info["Id"])
     return removed
