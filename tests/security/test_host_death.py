@@ -214,3 +214,52 @@ def test_the_container_ends_itself_when_its_host_is_gone(
         finally:
             for c in _owned(client, host.pid):
                 client.api.remove_container(c["Id"], force=True)
+
+
+FORKING_HOST = textwrap.dedent("""
+    import json, os, socket, sys, time, uuid
+    name = "forking-host-" + uuid.uuid4().hex[:8]  # out of other processes' orphan removal
+    socket.gethostname = lambda: name
+    from toolscript.runtime.backends.docker import undertaker
+    from toolscript.runtime.backends.docker.backend import DockerBackend
+
+    backend = DockerBackend(sys.argv[1], pool_size=1)
+    assert backend.warm(None).wait_ready(120)
+    child = os.fork()
+    if child == 0:  # a fork of the host (multiprocessing, a user's os.fork) outlives it
+        time.sleep(300)
+        os._exit(0)
+    print(json.dumps({"undertaker": undertaker.pid(), "child": child}), flush=True)
+    if sys.argv[2] == "exit":
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+        sys.exit(0)
+    sys.stdin.read()
+""")
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("end", ["SIGKILL", "exit"])
+def test_the_undertaker_hears_its_host_whatever_it_forked(end: str, docker_image_tag: str) -> None:
+    """A forked child holds no copy of the undertaker's pipe; a clean exit lets it go."""
+    client = _docker_client()
+    host = subprocess.Popen([sys.executable, "-c", FORKING_HOST, docker_image_tag, end],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    info: dict[str, Any] = {}
+    try:
+        assert host.stdout is not None
+        info = json.loads(host.stdout.readline())
+        if end == "SIGKILL":
+            assert _owned(client, host.pid)
+            host.send_signal(signal.SIGKILL)
+        host.wait(120)
+        assert _wait_until(lambda: not _owned(client, host.pid)), _owned(client, host.pid)
+        assert _wait_until(lambda: not _alive(info["undertaker"]))
+    finally:
+        if host.poll() is None:
+            host.kill()
+        host.wait()
+        with contextlib.suppress(ProcessLookupError, KeyError):
+            os.kill(info["child"], signal.SIGKILL)
+        for c in _owned(client, host.pid):
+            client.api.remove_container(c["Id"], force=True)
