@@ -22,7 +22,7 @@ import json
 import math
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Literal, NotRequired, TypedDict
 
 PROTOCOL_VERSION = 2
@@ -52,11 +52,11 @@ class WireBounds:
     max_bytes: int = MAX_FRAME_BYTES
     max_items: int = MAX_FRAME_ITEMS
     max_depth: int = MAX_FRAME_DEPTH
+    small: int = field(init=False, repr=False, compare=False)
+    """Bodies of at most this many bytes cannot break the value or depth bound."""
 
-    @property
-    def small(self) -> int:
-        """Bodies of at most this many bytes cannot break the value or depth bound."""
-        return min(self.max_items, 2 * self.max_depth)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "small", min(self.max_items, 2 * self.max_depth))
 
 
 DEFAULT_BOUNDS = WireBounds()
@@ -227,7 +227,7 @@ def _decode_checked(text: str | memoryview, opens: int, bounds: WireBounds) -> A
 
 def decode_body(body: bytes, bounds: WireBounds = DEFAULT_BOUNDS) -> dict[str, Any]:
     """Decode a frame body into a message object, within ``bounds``."""
-    opens = check_size(body, bounds)
+    opens = check_size(body, bounds) if len(body) > bounds.small else 0
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -300,7 +300,7 @@ class FrameDecoder:
             end = _HEADER.size + size
             if len(buffer) < end:
                 break
-            opens = check_size(buffer, bounds, _HEADER.size, end)
+            opens = check_size(buffer, bounds, _HEADER.size, end) if size > bounds.small else 0
             view = memoryview(buffer)[_HEADER.size:end]
             try:
                 text = str(view, "utf-8")  # one copy, straight from the buffer

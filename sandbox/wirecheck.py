@@ -225,16 +225,14 @@ def _one_result(reply: Any) -> bool:
 
 
 def call_reply(message: dict[str, Any], call_id: int) -> dict[str, Any]:
-    """The host's reply to call ``call_id``: ``{"ok": true, "value"}`` or
-    ``{"ok": false, "error"}`` (the ``type`` and ``id`` stripped)."""
-    keys = message.keys()
-    if (message.get("type") != "reply" or message.get("id") != call_id
-            or type(message.get("ok")) is not bool
-            or keys != (_REPLY_OK_KEYS if message["ok"] else _REPLY_ERROR_KEYS)
-            or not (message["ok"] or is_error_info(message["error"]))):
+    """The host's reply to call ``call_id``: ``{"type": "reply", "id", "ok": true,
+    "value"}`` or ``{..., "ok": false, "error"}``, checked."""
+    ok = message.get("ok")
+    if (message.get("id") != call_id or message.get("type") != "reply"
+            or message.keys() != (_REPLY_OK_KEYS if ok is True else _REPLY_ERROR_KEYS)
+            or not (ok is True or (ok is False and is_error_info(message["error"])))):
         raise _bad(f"expected the reply to call {call_id}", message)
-    return ({"ok": True, "value": message["value"]} if message["ok"]
-            else {"ok": False, "error": message["error"]})
+    return message
 
 
 def batch_reply(message: dict[str, Any], call_id: int, count: int) -> list[dict[str, Any]]:
@@ -246,7 +244,7 @@ def batch_reply(message: dict[str, Any], call_id: int, count: int) -> list[dict[
         reply = call_reply(message, call_id)
         if reply["ok"]:
             raise _bad("a batch reply without 'results' must be an error", message)
-        return [reply] * count
+        return [{"ok": False, "error": reply["error"]}] * count
     results = message["results"]
     if (message.keys() != _BATCH_KEYS or type(results) is not list or len(results) != count
             or not all(_one_result(result) for result in results)):
