@@ -24,7 +24,6 @@ in a runtime created after the attack; every result must be right.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -439,16 +438,3 @@ class _PeakRss:
         self._thread.join()
         return max(self.peak, host_rss_mb())
 
-
-def pids_alive(pids: list[int]) -> list[int]:
-    """The pids of ``pids`` that still run."""
-    alive = []
-    for pid in pids:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            continue
-        except PermissionError:
-            pass
-        alive.append(pid)
-    return alive
