@@ -23,6 +23,7 @@ is the public way in.
 
 from __future__ import annotations
 
+import inspect
 import keyword
 import re
 from collections.abc import Callable, Mapping
@@ -30,6 +31,7 @@ from typing import Any, Literal, Union, Unpack
 
 from toolscript.errors import SchemaError, ToolDefinitionError
 
+from .asynctools import run_coroutine
 from .definition import MISSING, Param, Tool, register_schema_tool
 from .options import ToolFlagArgs, ToolOptions
 from .validation import ROOT, ArgsValidator, ArgumentError, Problem
@@ -102,7 +104,9 @@ class SchemaTool(Tool):
 
     Args:
         func: called with the validated arguments as keyword arguments, under
-            their original (wire) names.
+            their original (wire) names. An ``async def`` function (or one that
+            returns an awaitable) is awaited on the host's loop, as for
+            :meth:`Tool.from_function` (see :mod:`~toolscript.tools.asynctools`).
         name: the tool name (a Python identifier, at most 64 characters).
         description: what the tool does, as the model sees it.
         input_schema: JSON Schema of the arguments object (``type: object``).
@@ -147,13 +151,17 @@ class SchemaTool(Tool):
                 f"tool {name!r}: a tool from a JSON Schema takes only the options "
                 f"{sorted(_SCHEMA_OPTIONS)}, got {sorted(refused)}"
             )
-        super().__init__(
-            self._call_remote, options=ToolOptions(name=name, description=description, **options)
-        )
+        opts = ToolOptions(name=name, description=description, **options)
+        if inspect.iscoroutinefunction(func):  # like from_function: async tools block
+            opts = opts.replace(blocking=True)
+        super().__init__(self._call_remote, options=opts)
         self.__doc__ = description
 
     def _call_remote(self, **kwargs: Any) -> Any:
-        return self._remote(**self.to_wire(kwargs))
+        result = self._remote(**self.to_wire(kwargs))
+        if inspect.isawaitable(result):  # an async function, or a sync one returning a coroutine
+            return run_coroutine(_awaited(result))
+        return result
 
     def to_wire(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``args`` (exposed names) under the remote side's property names.
@@ -254,6 +262,10 @@ class SchemaTool(Tool):
 
 
 register_schema_tool(SchemaTool)  # the constructor behind Tool.from_schema
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
 
 
 def _unexpected(key: str, exposed: str | None) -> Problem:
