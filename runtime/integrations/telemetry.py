@@ -1,4 +1,4 @@
-"""OpenTelemetry traces (the ``otel`` extra: ``opentelemetry-sdk``).
+"""OpenTelemetry traces and metrics (the ``otel`` extra: ``opentelemetry-sdk``).
 
 Spans follow the GenAI semantic conventions (names in
 :mod:`toolscript.runtime.integrations.telemetry_names`):
@@ -16,6 +16,12 @@ Spans follow the GenAI semantic conventions (names in
 * ``execute_script`` per script run (``Session.run``), with the run and
   session ids, the backend, the outcome and the error type.
 
+The top-level ``invoke_agent`` span ends with status OK, or ERROR with the
+exception that ended the run. Metrics go to the global meter provider, or
+``meter_provider=``: the GenAI conventions' ``gen_ai.client.token.usage`` and
+``gen_ai.client.operation.duration``, and host tool call durations and errors
+(see :mod:`~toolscript.runtime.integrations.telemetry_metrics`).
+
 Arguments, results, scripts and messages are recorded only when content
 capture is on (``capture_content=True`` or the conventions' environment
 variable ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``).
@@ -30,7 +36,7 @@ object its run drivers call (sync, async and streamed runs alike; see
 
     from toolscript.runtime.integrations.telemetry import instrument, instrument_agent
 
-    instrument(runtime)                  # global tracer provider, no content
+    instrument(runtime)                  # global tracer and meter providers, no content
     instrument_agent(agent)              # chat spans too (and the agent's runtime)
 
 Host tool spans are written when the call finishes (from its record, with
@@ -45,20 +51,28 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import Token
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from opentelemetry import context as otel_context
-from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from toolscript.errors import ConfigurationError
+
+try:
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace
+    from opentelemetry.context import Context
+    from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+except ImportError as _missing:  # the hint every other missing extra gives
+    raise ConfigurationError(
+        "OpenTelemetry tracing needs the OpenTelemetry SDK: pip install 'toolscript[otel]'"
+    ) from _missing
+
 from toolscript.runtime.events import RunEndEvent, RunStartEvent, ToolCallEvent
 from toolscript.runtime.integrations import telemetry_names as N
+from toolscript.runtime.integrations.telemetry_metrics import Meters, metric_attributes
 from toolscript.runtime.results import RunResult, ToolCallRecord
-
-from toolscript.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from toolscript.runtime.runtime import Runtime
@@ -87,10 +101,11 @@ def _capture_default() -> bool:
 
 
 class Telemetry:
-    """Makes toolscript's spans with one tracer.
+    """Makes toolscript's spans with one tracer, and its metrics with one meter.
 
     Args:
         tracer_provider: where spans go (default: the global provider).
+        meter_provider: where metrics go (default: the global provider).
         capture_content: record arguments, results, scripts and messages
             (default: the ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` env var).
         max_content_chars: content attributes are cut to this length.
@@ -100,12 +115,14 @@ class Telemetry:
         self,
         tracer_provider: Any = None,
         *,
+        meter_provider: Any = None,
         capture_content: bool | None = None,
         max_content_chars: int = 8192,
     ) -> None:
         from toolscript import __version__
 
         self.tracer = trace.get_tracer("toolscript", __version__, tracer_provider=tracer_provider)
+        self.meters = Meters(meter_provider)
         self.capture_content = _capture_default() if capture_content is None else capture_content
         self.max_content_chars = max_content_chars
         self._lock = threading.Lock()
@@ -216,6 +233,7 @@ class Telemetry:
                    if record.source == "direct" else None)
         self.tool_span(record, description, parent=self.parent_of(event.session_id),
                        call_id=call_id)
+        self.meters.tool_call(record)
 
     # --- script runs -----------------------------------------------------------------
     def start_run(self, event: RunStartEvent) -> None:
@@ -290,17 +308,24 @@ class Telemetry:
         attributes = chat_attributes(model, provider, max_tokens=max_tokens,
                                      temperature=temperature)
         if server_address:
-            attributes["server.address"] = server_address
+            attributes[N.SERVER_ADDRESS] = server_address
         if server_port:
-            attributes["server.port"] = server_port
+            attributes[N.SERVER_PORT] = server_port
+        started = time.perf_counter()
+        error: BaseException | None = None
         with self.tracer.start_as_current_span(
             N.SPAN_CHAT.format(model=model), kind=SpanKind.CLIENT, attributes=attributes
         ) as span:
+            chat = ChatSpan(self, span, metric_attributes(attributes))
             try:
-                yield ChatSpan(self, span)
+                yield chat
             except BaseException as exc:
+                error = exc
                 span.set_attribute(N.ERROR_TYPE, type(exc).__name__)
                 raise
+            finally:
+                self.meters.operation(chat.metric_attributes, time.perf_counter() - started,
+                                      error)
 
 
     # --- agent runs -------------------------------------------------------------------
@@ -335,11 +360,17 @@ def _canonical(value: Any) -> str:
 
 
 class ChatSpan:
-    """What a caller records on a ``chat`` span."""
+    """What a caller records on a ``chat`` span (and the call's token metrics).
 
-    def __init__(self, telemetry: Telemetry, span: Span) -> None:
+    ``metric_attributes`` are those of the call's metrics (operation, provider,
+    request model); :meth:`record` adds the response model to them.
+    """
+
+    def __init__(self, telemetry: Telemetry, span: Span,
+                 metric_attributes: dict[str, Any] | None = None) -> None:
         self.telemetry = telemetry
         self.span = span
+        self.metric_attributes = dict(metric_attributes or {})
 
     def record(
         self,
@@ -351,7 +382,8 @@ class ChatSpan:
         output_tokens: int | None = None,
         cache_read_tokens: int | None = None,
     ) -> None:
-        """Record the response's facts (any subset)."""
+        """Record the response's facts (any subset); token counts go to the
+        ``gen_ai.client.token.usage`` metric too."""
         values = {
             N.RESPONSE_ID: response_id,
             N.RESPONSE_MODEL: response_model,
@@ -363,6 +395,9 @@ class ChatSpan:
         for key, value in values.items():
             if value is not None:
                 self.span.set_attribute(key, value)
+        if response_model is not None:
+            self.metric_attributes[N.RESPONSE_MODEL] = response_model
+        self.telemetry.meters.tokens(self.metric_attributes, input_tokens, output_tokens)
 
     def record_messages(self, input_messages: Any = None, output_messages: Any = None) -> None:
         """Record the messages, only when content capture is on."""
@@ -427,27 +462,32 @@ class Instrumentation:
 
 
 def instrument(
-    runtime: Runtime, *, tracer_provider: Any = None, capture_content: bool | None = None
+    runtime: Runtime, *, tracer_provider: Any = None, meter_provider: Any = None,
+    capture_content: bool | None = None,
 ) -> Instrumentation:
     """Trace ``runtime`` through its event hooks: a run span for every script run
-    (its sessions, open ones included) and a tool span for every call. Idempotent
-    per runtime: while instrumented, returns the same :class:`Instrumentation`."""
+    (its sessions, open ones included), a tool span and tool metrics for every
+    call. Idempotent per runtime: while instrumented, returns the same
+    :class:`Instrumentation`."""
     for hook in runtime.events.tool_call:
         existing = getattr(hook, "__self__", None)
         if isinstance(existing, Instrumentation) and existing.runtime is runtime:
             return existing
-    return Instrumentation(runtime, Telemetry(tracer_provider, capture_content=capture_content))
+    return Instrumentation(runtime, Telemetry(tracer_provider, meter_provider=meter_provider,
+                                              capture_content=capture_content))
 
 
 def instrument_agent(
-    agent: Any, *, tracer_provider: Any = None, capture_content: bool | None = None
+    agent: Any, *, tracer_provider: Any = None, meter_provider: Any = None,
+    capture_content: bool | None = None,
 ) -> Telemetry:
     """Trace an :class:`~toolscript.runtime.agent.Agent`: each run is one trace — an
     ``invoke_agent`` span with a ``chat`` span per model call and an
     ``execute_tool`` span per call the model made (its scripts' runs and host
     tool calls below them) — and its runtime's runs and tools outside agent runs."""
     instrumentation = instrument(
-        agent.runtime, tracer_provider=tracer_provider, capture_content=capture_content
+        agent.runtime, tracer_provider=tracer_provider, meter_provider=meter_provider,
+        capture_content=capture_content,
     )
     agent.telemetry = instrumentation.telemetry
     return instrumentation.telemetry
@@ -469,6 +509,8 @@ class AgentTrace:
         self.span: Span | None = None
         self.context: Context | None = None
         self._previous: Context | None = None
+        self._measured: dict[str, Any] = {}
+        self._started = 0.0
 
     def start(self, prompt: str) -> None:
         """Open the ``invoke_agent`` span; the session's spans go under it."""
@@ -491,6 +533,8 @@ class AgentTrace:
             N.SPAN_INVOKE_AGENT.format(agent=N.AGENT_NAME_VALUE), kind=SpanKind.INTERNAL,
             attributes=attributes,
         )
+        self._measured = metric_attributes(attributes)
+        self._started = time.perf_counter()
         self.context = trace.set_span_in_context(self.span)
         self._previous = telemetry.set_parent(self.session_id, self.context)
 
@@ -506,16 +550,22 @@ class AgentTrace:
             N.SPAN_CHAT.format(model=request.model), context=self.context,
             kind=SpanKind.CLIENT, attributes=attributes,
         )
-        chat = ChatSpan(telemetry, span)
+        measured = metric_attributes(attributes)
+        chat = ChatSpan(telemetry, span, measured)
         if messages is not None:
             chat.record_messages(input_messages=messages)
+        started = time.perf_counter()
+        error: BaseException | None = None
         try:
             yield chat.record_turn
         except BaseException as exc:
+            error = exc
             span.set_attribute(N.ERROR_TYPE, type(exc).__name__)
             span.set_status(Status(StatusCode.ERROR, str(exc)[:500]))
             raise
         finally:
+            telemetry.meters.operation(chat.metric_attributes, time.perf_counter() - started,
+                                       error)
             span.end()
 
     @contextmanager
@@ -590,6 +640,10 @@ class AgentTrace:
         if error is not None:
             span.set_attribute(N.ERROR_TYPE, type(error).__name__)
             span.set_status(Status(StatusCode.ERROR, str(error)[:500]))
+        else:
+            span.set_status(Status(StatusCode.OK))
+        self.telemetry.meters.operation(self._measured, time.perf_counter() - self._started,
+                                        error)
         span.end()
 
 

@@ -44,6 +44,21 @@ INPUT_MESSAGES = "gen_ai.input.messages"  # opt-in content
 OUTPUT_MESSAGES = "gen_ai.output.messages"  # opt-in content
 
 ERROR_TYPE = "error.type"
+SERVER_ADDRESS = "server.address"
+SERVER_PORT = "server.port"
+
+# --- metrics (GenAI semantic conventions) ------------------------------------------------
+METRIC_TOKEN_USAGE = "gen_ai.client.token.usage"
+METRIC_OPERATION_DURATION = "gen_ai.client.operation.duration"
+TOKEN_TYPE = "gen_ai.token.type"
+TOKEN_TYPE_INPUT = "input"
+TOKEN_TYPE_OUTPUT = "output"
+TOKEN_USAGE_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576,
+                       4194304, 16777216, 67108864)
+"""The conventions' advised bucket boundaries of ``gen_ai.client.token.usage``."""
+DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24,
+                    20.48, 40.96, 81.92)
+"""The conventions' advised bucket boundaries of ``gen_ai.client.operation.duration``."""
 
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The conventions' switch for recording content (arguments, results, messages)."""
@@ -67,6 +82,11 @@ AGENT_RUN_ID = "toolscript.agent.run_id"
 AGENT_TURNS = "toolscript.agent.turns"
 AGENT_STOPPED_BY = "toolscript.agent.stopped_by"
 USAGE_CACHE_READ_TOKENS = "toolscript.usage.cache_read_tokens"
+METRIC_TOOL_DURATION = "toolscript.tool.call.duration"
+"""Histogram (s) of host tool calls, by tool, source and ``error.type`` (the
+conventions have no tool-call metric yet)."""
+METRIC_TOOL_ERRORS = "toolscript.tool.call.errors"
+"""Counter of host tool calls that failed, by tool, source and ``error.type``."""
 
 PROVIDER_NAMES = {
     "openai": "openai",
