@@ -174,25 +174,38 @@ def config_in_force(args: argparse.Namespace) -> dict[str, Any] | None:
     return data
 
 
-def _print_result(result: RunResult, as_json: bool, out: TextIO,
-                  config: dict[str, Any] | None = None) -> None:
+RUN_OUTPUT = (
+    "output: standard output holds only the JSON value of the script's final expression "
+    "(nothing when it has none), so it can be piped; what the script printed, errors and "
+    "the call summary go to standard error. --json prints one JSON document instead: "
+    "value, stdout, error and tool calls."
+)
+
+
+def _print_result(result: RunResult, as_json: bool, out: TextIO, err: TextIO,
+                 config: dict[str, Any] | None = None) -> None:
+    """Write a run's outcome: its JSON value alone on ``out``, the script's printed
+    output, error and call summary on ``err``; or, ``as_json``, the whole result
+    as one JSON document on ``out``."""
     if as_json:
         data = {**result.to_dict(), "config": config}
         out.write(json.dumps(data, ensure_ascii=False, default=str, indent=2) + "\n")
         return
     if result.stdout:
-        out.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
+        err.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
+    if result.stdout_truncated:
+        err.write("-- the script's printed output was cut at the output limit\n")
     if result.ok:
         if result.value is not None:
             out.write(json.dumps(result.value, ensure_ascii=False, indent=2) + "\n")
     else:
         assert result.error is not None
-        sys.stderr.write(f"error [{result.error.type}]: {result.error.message}\n")
+        err.write(f"error [{result.error.type}]: {result.error.message}\n")
     calls = result.tool_calls
     if calls:
         failed = sum(1 for c in calls if not c.ok)
-        sys.stderr.write(f"-- {len(calls)} tool call(s), {failed} failed, "
-                         f"{result.duration_s * 1000:.0f} ms\n")
+        err.write(f"-- {len(calls)} tool call(s), {failed} failed, "
+                  f"{result.duration_s * 1000:.0f} ms\n")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -203,7 +216,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                               "a file, not on standard input")
     with build_runtime(args) as runtime:
         result = runtime.run(source)
-    _print_result(result, args.json, sys.stdout, config_in_force(args))
+    _print_result(result, args.json, sys.stdout, sys.stderr, config_in_force(args))
     return EXIT_OK if result.ok else EXIT_SCRIPT_FAILED
 
 
@@ -261,10 +274,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"toolscript {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run a script against tools")
+    run = sub.add_parser("run", help="run a script against tools", epilog=RUN_OUTPUT)
     run.add_argument("script", help="path of the script, or - for standard input")
     add_common_runtime_options(run)
-    run.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    run.add_argument("--json", action="store_true",
+                     help="print the whole result as one JSON document")
     run.set_defaults(handler=cmd_run)
 
     tools = sub.add_parser("tools", help="show tools as Python stubs, as a model sees them")
