@@ -21,7 +21,18 @@ from toolscript.runtime.agent import MODES, Agent, AgentResult
 from toolscript.runtime.agent.format import to_json
 from toolscript.runtime.providers import PROVIDER_NAMES
 
-__all__ = ["add_agent_command", "agent_options", "cmd_agent", "print_trace"]
+__all__ = ["add_agent_command", "agent_options", "api_key_variables", "cmd_agent", "print_trace"]
+
+
+def api_key_variables() -> list[str]:
+    """Every environment variable a provider reads its API key from, in the order
+    the dialects and endpoint profiles name them (what ``agent --help`` lists)."""
+    from toolscript.runtime.providers.clients import GEMINI_KEY_ENV
+    from toolscript.runtime.providers.profiles import PROFILES
+
+    names = [profile.api_key_env for profile in PROFILES.values()]
+    names += ["ANTHROPIC_API_KEY", *GEMINI_KEY_ENV]
+    return list(dict.fromkeys(names))
 
 
 def add_agent_command(subparsers: Any) -> None:
@@ -33,8 +44,7 @@ def add_agent_command(subparsers: Any) -> None:
         help="let a model solve a task by calling the tools",
         description="Run the agent loop: the model writes scripts (programmatic mode) or "
         "calls tools one by one (classic mode) until it answers. API keys come from the "
-        "usual environment variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, DEEPSEEK_API_KEY, "
-        "MOONSHOT_API_KEY, ZHIPUAI_API_KEY, DASHSCOPE_API_KEY).",
+        f"usual environment variables ({', '.join(api_key_variables())}).",
     )
     parser.add_argument("task", help="the task, in words")
     add_common_runtime_options(parser)

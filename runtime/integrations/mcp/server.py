@@ -25,6 +25,7 @@ sessions (starting and stopping sandboxes) happens in worker threads too.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -42,7 +43,9 @@ from toolscript.runtime.results import RunResult
 if TYPE_CHECKING:
     from toolscript.runtime.runtime import Runtime
 
-__all__ = ["ScriptSessions", "ToolscriptMCPServer", "build_server", "result_payload"]
+__all__ = [
+    "ScriptSessions", "ToolscriptMCPServer", "build_server", "package_version", "result_payload",
+]
 
 SESSION_NOTE = """
 
@@ -64,6 +67,17 @@ class ToolscriptMCPServer(MCPServer):
     """An ``MCPServer`` that owns the :class:`ScriptSessions` of its ``run_script``."""
 
     sessions: ScriptSessions
+
+
+def package_version() -> str:
+    """The installed toolscript's version (what the server reports in its
+    ``serverInfo``): the distribution's metadata, else the package's own."""
+    try:
+        return importlib.metadata.version("toolscript")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        from toolscript import __version__
+
+        return __version__
 
 
 def result_payload(result: RunResult, lease: Lease) -> dict[str, Any]:
@@ -137,6 +151,7 @@ def build_server(
     )
     server = ToolscriptMCPServer(
         name,
+        version=package_version(),
         instructions=(
             "Programmatic tool calling: write a Python script for run_script that calls the "
             "listed tools as functions; only the script's final value and output come back."
