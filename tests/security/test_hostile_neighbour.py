@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hostile import FRAMES, HELD, HOSTILE_LIMITS, LATE, SIBLING, Figures, Scene
+from hostile import FRAMES, HELD, HOSTILE_LIMITS, LATE, Figures, Scene
 
 RSS_BOUND_MB = 384.0
 """Host RSS growth allowed while one attack lasts (a 60 MiB frame costs about 200 MiB today;
@@ -33,10 +33,6 @@ RUN_SLACK_S = 6.0
 """The hostile run returns within its wall limit plus this."""
 
 KINDS = ["subprocess", pytest.param("docker-process", marks=pytest.mark.docker)]
-SHARED_IN_A_CONTAINER = {"threads", "everything"}
-"""In docker's ``isolation="process"`` the sessions of one container share its pids
-cgroup (a documented limit, docs/threat-model.md): there these attacks may starve the
-attacker's own runtime's sessions, never another runtime's."""
 SMOKE = {"everything", "huge_result", "deep_result", "result_of_another_run"}
 """The attacks run without ``-m slow`` (with the late result); the rest is ``slow``."""
 
@@ -57,11 +53,8 @@ def scene(request: pytest.FixtureRequest) -> Iterator[Scene]:
         built.close()
 
 
-def _bounded(figures: Figures, name: str, kind: str = "") -> None:
-    failures = figures.failures
-    if kind == "docker-process" and name in SHARED_IN_A_CONTAINER:
-        failures = [f for f in failures if not f.startswith(SIBLING)]
-    assert failures == [], f"{name} broke its neighbours: {failures}"
+def _bounded(figures: Figures, name: str) -> None:
+    assert figures.failures == [], f"{name} broke its neighbours: {figures.failures}"
     assert figures.rss_growth_mb < RSS_BOUND_MB, (name, figures.rss_growth_mb)
     assert figures.thread_growth < THREAD_BOUND, (name, figures.thread_growth)
     if figures.run_s is not None:
@@ -73,7 +66,7 @@ def test_a_sandbox_holding_everything_it_can_leaves_the_others_running(
     scene: Scene, attack: str
 ) -> None:
     figures = scene.held(attack)
-    _bounded(figures, attack, scene.kind)
+    _bounded(figures, attack)
     if attack in ("signals", "shared_descriptors"):
         assert isinstance(figures.detail, dict), figures.detail  # it died of its own signal
     if attack == "signals":
