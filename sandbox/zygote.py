@@ -46,9 +46,12 @@ import select
 import signal
 import socket
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any, BinaryIO
+
+from .sessionuids import SessionUids
 
 ZYGOTE_FLAG = "--zygote"
 """The command-line flag that makes ``python -m toolscript.sandbox`` a zygote."""
@@ -93,13 +96,14 @@ def serve_zygote(config: Any, start_sandbox: StartSandbox) -> int:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: set[int] = set()
+    uids = SessionUids(config)  # a uid per child, from walls.uid_range (docker, as root)
     _send(control, {"op": "ready", "pid": os.getpid()})
     while True:
         readable, _, _ = select.select([control.fileno(), wake_r], [], [])
         if wake_r in readable:
             with contextlib.suppress(BlockingIOError):
                 os.read(wake_r, 4096)
-            _reap(control, children)
+            _reap(control, children, uids)
         if control.fileno() not in readable:
             continue
         try:
@@ -112,7 +116,8 @@ def serve_zygote(config: Any, start_sandbox: StartSandbox) -> int:
             return 0
         request = json.loads(data)
         if request.get("op") == "spawn" and len(fds) == SPAWN_FDS:
-            _spawn(control, request, fds, children, start_sandbox)
+            _await_uid(control, children, uids, wake_r)
+            _spawn(control, request, fds, children, start_sandbox, uids)
         else:
             _send(control, {"op": "failed", "id": request.get("id"),
                             "error": "bad spawn request"})
@@ -129,7 +134,7 @@ def _send(control: socket.socket, message: dict[str, Any], fds: list[int] | None
             control.send(data)
 
 
-def _reap(control: socket.socket, children: set[int]) -> None:
+def _reap(control: socket.socket, children: set[int], uids: SessionUids) -> None:
     while children:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -138,23 +143,45 @@ def _reap(control: socket.socket, children: set[int]) -> None:
         if pid == 0:
             return
         children.discard(pid)
+        uids.reaped(pid)
         _send(control, {"op": "exit", "pid": pid, "status": status})
 
 
+def _await_uid(control: socket.socket, children: set[int], uids: SessionUids,
+               wake_r: int, wait_s: float = 10.0) -> None:
+    """While every uid is held, reap for up to ``wait_s``: the host asks for a sandbox
+    only when a session has ended, so a child with a uid is about to exit (its uid is
+    free once its last thread is gone)."""
+    deadline = time.monotonic() + wait_s
+    while uids.exhausted() and children:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        with contextlib.suppress(InterruptedError):
+            select.select([wake_r], [], [], remaining)
+        with contextlib.suppress(BlockingIOError):
+            os.read(wake_r, 4096)
+        _reap(control, children, uids)
+
+
 def _spawn(control: socket.socket, request: dict[str, Any], fds: list[int],
-           children: set[int], start_sandbox: StartSandbox) -> None:
+           children: set[int], start_sandbox: StartSandbox, uids: SessionUids) -> None:
     sys.stderr.flush()
+    asked = request.get("session")
+    session = uids.take(asked if isinstance(asked, dict) else {})
+    if isinstance(session, str):
+        _send(control, {"op": "failed", "id": request.get("id"), "error": session})
+        return
     try:
         pid = os.fork()
     except OSError as exc:
+        uids.give_back(session)
         _send(control, {"op": "failed", "id": request.get("id"), "error": f"fork failed: {exc}"})
         return
     if pid == 0:
         code = 1
         try:
-            session = request.get("session")
-            code = _become_sandbox(control, fds, start_sandbox,
-                                   session if isinstance(session, dict) else {})
+            code = _become_sandbox(control, fds, start_sandbox, session)
         except BaseException:  # a child must never return into the zygote
             with contextlib.suppress(BaseException):
                 traceback.print_exc()
@@ -163,6 +190,7 @@ def _spawn(control: socket.socket, request: dict[str, Any], fds: list[int],
                 sys.stderr.flush()
             os._exit(code)
     children.add(pid)
+    uids.bind(pid, session)
     pidfd = os.pidfd_open(pid)
     try:
         _send(control, {"op": "spawned", "id": request.get("id"), "pid": pid}, [pidfd])

@@ -29,7 +29,7 @@ import threading
 
 from toolscript.errors import SandboxStartError
 
-__all__ = ["UidAllocator", "UidLease", "allocator_for"]
+__all__ = ["UidAllocator", "UidBlock", "UidLease", "allocator_for"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,25 @@ class UidLease:
 
     def __repr__(self) -> str:
         return f"<UidLease {self.uid}{'' if self._allocator else ' released'}>"
+
+
+class UidBlock:
+    """``size`` consecutive uids held together until :meth:`release` (idempotent): the
+    uids a docker fork server hands to its sessions, one each (see
+    :meth:`UidAllocator.acquire_block`)."""
+
+    def __init__(self, allocator: UidAllocator, start: int, size: int) -> None:
+        self.start, self.stop = start, start + size
+        self._allocator: UidAllocator | None = allocator
+
+    def release(self) -> None:
+        """Give every uid of the block back (once no process of it is left)."""
+        allocator, self._allocator = self._allocator, None
+        if allocator is not None:
+            allocator.free_block(self.start, self.stop - self.start)
+
+    def __repr__(self) -> str:
+        return f"<UidBlock [{self.start}, {self.stop}){'' if self._allocator else ' released'}>"
 
 
 class UidAllocator:
@@ -90,6 +109,36 @@ class UidAllocator:
             f"every sandbox uid of walls.uid_range [{self.start}, {self.stop}) is in use: "
             "widen the range or close sessions")
 
+    def acquire_block(self, size: int) -> UidBlock:
+        """``size`` consecutive uids (aligned to ``size``) that no other live sandbox of
+        this machine's hosts holds, locked as one byte range.
+
+        Raises :class:`~toolscript.errors.SandboxStartError` when no such block is free.
+        """
+        starts = list(range(self.start, self.stop - size + 1, size))
+        if size < 1 or not starts:
+            raise SandboxStartError(f"walls.uid_range [{self.start}, {self.stop}) has no room "
+                                    f"for a block of {size} uids")
+        first = random.randrange(len(starts))
+        with self._lock:
+            for start in starts[first:] + starts[:first]:
+                uids = range(start, start + size)
+                if any(uid in self._held for uid in uids) or not self._lock_uid(start, size):
+                    continue
+                self._held.update(uids)
+                return UidBlock(self, start, size)
+        raise SandboxStartError(
+            f"no block of {size} free uids left in walls.uid_range [{self.start}, {self.stop}): "
+            "close sessions or containers")
+
+    def free_block(self, start: int, size: int) -> None:
+        """Give back a block of :meth:`acquire_block` (:meth:`UidBlock.release` calls this)."""
+        with self._lock:
+            self._held.difference_update(range(start, start + size))
+            if self._fd >= 0:
+                with contextlib.suppress(OSError):
+                    fcntl.lockf(self._fd, fcntl.LOCK_UN, size, start, os.SEEK_SET)
+
     def free(self, uid: int) -> None:
         """Give ``uid`` back (:meth:`UidLease.release` calls this)."""
         with self._lock:
@@ -105,11 +154,11 @@ class UidAllocator:
         with self._lock:
             return {uid for uid in self._held if self.start <= uid < self.stop}
 
-    def _lock_uid(self, uid: int) -> bool:
+    def _lock_uid(self, uid: int, size: int = 1) -> bool:
         if self._fd < 0:
             return True
         try:
-            fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, uid, os.SEEK_SET)
+            fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB, size, uid, os.SEEK_SET)
         except OSError:
             return False
         return True

@@ -114,16 +114,81 @@ def test_container_isolation_stays_the_default(docker_client: Any, image: str) -
 
 def test_forked_session_is_walled(plain: Runtime) -> None:
     report = plain.isolation()
-    # Known limits of a shared container, reported as such: one uid and one pids cgroup,
-    # one mount and pid namespace for all its sessions.
-    assert {w.name for w in report.missing()} == {"task_budget", "private_view"}, report.format()
-    assert "other sessions of a shared container" in report["task_budget"].detail
-    assert "shares its parent's mount and pid namespaces" in report["private_view"].detail
+    # A known limit of a shared container, reported as such: one mount and pid namespace
+    # for all its sessions (a private view needs CAP_SYS_ADMIN, which it does not get).
+    assert {w.name for w in report.missing()} == {"private_view"}, report.format()
+    assert "unshare(CLONE_NEWNS)" in report["private_view"].detail
+    assert "is this sandbox's alone" in report["task_budget"].detail  # a uid of its own
+    assert "all five capability sets are empty" in report["capabilities"].detail
     assert "verified" in report["seccomp"].detail  # our filter, on top of Docker's profile
     assert "verified" in report["landlock"].detail
     assert "beyond itself" in report["landlock"].detail  # signal scoping
-    assert "shared by" in report["process_limit"].detail
+    assert "sessions x" in report["process_limit"].detail  # the sum of their budgets
     assert plain.run("sum(range(10))").value == 45
+
+
+SESSION_IDENTITY = """
+    with open("/proc/self/status") as f:
+        fields = dict(line.split(":", 1) for line in f)
+    caps = {name: int(fields[name], 16) for name in ("CapInh", "CapPrm", "CapEff", "CapBnd",
+                                                     "CapAmb")}
+    regain = {}
+    for name, call in (("setuid", lambda: os.setuid(0)), ("setgid", lambda: os.setgid(0)),
+                       ("setresuid", lambda: os.setresuid(0, 0, 0))):
+        try:
+            call()
+            regain[name] = "done"
+        except OSError as exc:
+            regain[name] = errno.errorcode.get(exc.errno or 0, str(exc))
+    result = {"caps": caps, "uids": os.getresuid(), "gids": os.getresgid(),
+              "groups": os.getgroups(), "regain": regain}
+"""
+
+
+def test_sessions_have_distinct_uids_and_no_capability(hooked: Runtime) -> None:
+    """Root in the container hands out its uids and keeps its capabilities to itself: a
+    session holds none in any set, cannot become root again, and no two live sessions of
+    a container share a uid (nor one with the fork server)."""
+    sessions = [Session(hooked) for _ in range(3)]
+    seen = [s.exec(SESSION_IDENTITY) for s in sessions]
+    containers = {s.handle.container.name for s in sessions}
+    assert len(containers) == 1, containers  # siblings of one container
+    block = sessions[0].handle.container.uids
+    for identity in seen:
+        assert identity["caps"] == dict.fromkeys(identity["caps"], 0), identity
+        uid = identity["uids"][0]
+        assert identity["uids"] == [uid] * 3 and identity["gids"] == [uid] * 3, identity
+        assert identity["groups"] == [], identity
+        assert block.start <= uid < block.stop and uid != 0, (identity, block)
+        assert "done" not in identity["regain"].values(), identity
+    assert len({identity["uids"][0] for identity in seen}) == 3, seen
+
+
+def _status(pid: int) -> dict[str, str]:
+    with open(f"/proc/{pid}/status", encoding="utf-8") as f:
+        return {k: v.strip() for k, v in (line.split(":", 1) for line in f)}
+
+
+def test_the_fork_server_is_root_with_only_its_three_capabilities(
+        docker_client: Any, hooked: Runtime) -> None:
+    """The container's fork server (this host sees its pid) holds SETUID, SETGID and
+    SETPCAP and nothing else, under no_new_privs; every other container setting is a
+    sandbox container's."""
+    session = Session(hooked)
+    container = session.handle.container
+    status = _status(container.zygote_pid)
+    wanted = (1 << 6) | (1 << 7) | (1 << 8)  # CAP_SETGID, CAP_SETUID, CAP_SETPCAP
+    assert status["Uid"].split() == ["0"] * 4, status["Uid"]
+    for name in ("CapPrm", "CapEff", "CapBnd"):
+        assert int(status[name], 16) == wanted, (name, status[name])
+    assert int(status["CapInh"], 16) == 0 and int(status["CapAmb"], 16) == 0
+    assert status["NoNewPrivs"] == "1"
+    host = docker_client.api.inspect_container(container.id)["HostConfig"]
+    assert host["CapDrop"] == ["ALL"] and sorted(host["CapAdd"]) == ["SETGID", "SETPCAP",
+                                                                    "SETUID"]
+    assert host["ReadonlyRootfs"] and host["NetworkMode"] == "none"
+    assert host["SecurityOpt"] == ["no-new-privileges"]  # Docker's default seccomp profile
+    assert not host["Privileged"] and host["PidsLimit"] == container.config.pids_limit
 
 
 def test_sessions_share_a_container_as_separate_processes(hooked: Runtime) -> None:

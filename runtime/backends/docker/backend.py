@@ -77,6 +77,7 @@ from .process import (
     ProcessIsolation,
     ZygoteContainer,
     container_running,
+    session_walls,
 )
 from .socket_channel import (
     BOOT_COMMAND,
@@ -759,7 +760,7 @@ class DockerBackend(Backend):
         self._process: ProcessIsolation | None = None
         if isolation == "process":
             self._process = ProcessIsolation(self._api, sessions_per_container, start_timeout,
-                                             _REGISTRY, SANDBOX_UID)
+                                             _REGISTRY)
         self._pools: dict[ContainerConfig, WarmPool[Any]] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -805,8 +806,7 @@ class DockerBackend(Backend):
             # Shared with the container's other sessions: these are the process's own.
             provided["process_group"] = ("its own session and process group, killed by the host "
                                          "(the container is removed with the pool)")
-            provided["process_limit"] = (f"container pids_limit {config.pids_limit}, shared by "
-                                         f"up to {handle.container.max_sessions} sessions")
+            provided.update(session_walls(handle.container))
         return with_container(super().handle_isolation(handle), provided)
 
     @property

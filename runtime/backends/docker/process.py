@@ -12,8 +12,19 @@ boundary); no two sessions share a descriptor. The zygote answers with a pidfd o
 the child, which the host uses for liveness and signals. The child puts up
 the same walls as any sandbox (seccomp allow-list, Landlock with signal and
 abstract-socket scoping, no_new_privs, no capabilities, rlimits) before its
-first script, inside a container that adds its own (uid 10001, no network,
-read-only root, cgroup limits).
+first script, inside a container that adds its own (no network, read-only
+root, cgroup limits).
+
+Each session has a uid of its own, and so a task budget of its own: the
+fork server runs as root in its container with no capability but
+:data:`FORK_SERVER_CAPS`, the host gives each container a block of
+``2 * sessions_per_container`` uids that no other live sandbox of this machine
+holds (:meth:`~..uids.UidAllocator.acquire_block`, as the fork server's
+``walls.uid_range``), and the fork server gives each child one of them
+(:mod:`toolscript.sandbox.sessionuids`); the child drops to it, with every
+capability, before any script, under ``RLIMIT_NPROC`` of its share of the
+container's ``pids_limit`` (the container's limit is the sum of its sessions'
+budgets plus :data:`_ZYGOTE_PIDS` for the fork server and init).
 
 A session does not wait for any of that: the backend's warm pool forks,
 walls and starts sandboxes ahead of demand, so a new session takes one that
@@ -28,8 +39,9 @@ not wait for the exit; the host's descriptors of it close at once, its pidfd
 when the fork server reports the exit.
 
 What the sessions of one container share: the container's cgroup limits
-(memory, pids, CPU), which are therefore sized for ``sessions_per_container``
-sessions, its kernel namespaces and its uid. What keeps them apart: each is
+(memory, CPU), which are therefore sized for ``sessions_per_container``
+sessions, and its kernel namespaces (mount and pid: a private view needs
+``CAP_SYS_ADMIN``, which the container does not get). What keeps them apart: each is
 its own process and session, its Landlock domain lets it read only the Python
 installation (so no other session's ``/proc/<pid>``) and signal only itself,
 its seccomp filter admits no ``kill``/``ptrace``/``process_vm_*`` of others,
@@ -40,6 +52,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import os
 import signal
@@ -53,10 +66,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolscript.sandbox.walls.config import DEFAULT_UID_RANGE
+
 from toolscript.errors import SandboxStartError
 
 from ..base import SandboxSpec
 from ..subprocess import ProcessHandle, wait_ready
+from ..uids import UidBlock, allocator_for
 from ..zygote import ForkedProcess, Zygote, ZygoteDied
 from .socket_channel import NO_SOCKET_EXIT, SocketChannel, SocketUnavailable
 
@@ -84,7 +100,15 @@ class Registry(Protocol):
     def remove_soon(self, container_id: str) -> None:
         """Remove it on the reaper thread."""
 
-__all__ = ["REFILL_HOLD_S", "ContainerProcessHandle", "ProcessIsolation", "ZygoteContainer"]
+__all__ = [
+    "FORK_SERVER_CAPS",
+    "REFILL_HOLD_S",
+    "ContainerProcessHandle",
+    "ProcessIsolation",
+    "ZygoteContainer",
+    "fork_server_kwargs",
+    "session_walls",
+]
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +116,11 @@ _LOGS_TAIL = 100
 _UCRED = struct.Struct("3i")
 _ZYGOTE_MEMORY = 128 * 1024 * 1024
 _ZYGOTE_PIDS = 8
+
+FORK_SERVER_CAPS = ("SETUID", "SETGID", "SETPCAP")
+"""The only capabilities of a fork server's container: to give each child its own uid
+(``SETUID``/``SETGID``) and an empty bounding set (``SETPCAP``). A child drops all three
+with its uid, before its walls go up."""
 
 REFILL_HOLD_S = 0.02
 """Longest a pool refill waits for the sessions just handed out to answer their first run."""
@@ -106,7 +135,7 @@ class ZygoteContainer:
     """
 
     def __init__(self, api: docker.APIClient, config: ContainerConfig, max_sessions: int,
-                 timeout: float, registry: Registry, sandbox_uid: int) -> None:
+                 timeout: float, registry: Registry) -> None:
         self.config = config
         self.max_sessions = max_sessions
         self.sessions = 0
@@ -114,19 +143,26 @@ class ZygoteContainer:
         self._api = api
         self._code: int | None = None
         self.name = f"toolscript-{uuid.uuid4().hex[:12]}"
-        channel = SocketChannel(sandbox_uid, kind=socket.SOCK_SEQPACKET)
-        kwargs = config.create_kwargs(self.name, channel)
+        # Twice its sessions: a session just closed may still be exiting, its uid held.
+        self.uids: UidBlock = allocator_for(DEFAULT_UID_RANGE).acquire_block(2 * max_sessions)
+        """The uids of its sessions, one each (held until the container is removed)."""
+        self.task_budget = max((config.pids_limit - _ZYGOTE_PIDS) // max_sessions, 16)
+        """``RLIMIT_NPROC`` of each session: its share of the container's pids limit."""
+        channel = SocketChannel(0, kind=socket.SOCK_SEQPACKET)  # the fork server is root
+        kwargs = fork_server_kwargs(config.create_kwargs(self.name, channel), self.uids,
+                                    self.task_budget)
         try:
             host_config = api.create_host_config(**kwargs["host_config"])
             created = api.create_container(config.image, host_config=host_config,
                                            **kwargs["container"])
         except Exception as exc:
             channel.close()
+            self.uids.release()
             raise SandboxStartError(
                 f"creating a sandbox container from {config.image!r} failed: {exc}") from exc
         self.id: str = created["Id"]
         registry.add(self.id, api)
-        self._finalizer = weakref.finalize(self, registry.remove_soon, self.id)
+        self._finalizer = weakref.finalize(self, _remove, registry, self.id, self.uids)
         try:
             api.start(self.id)
             control = channel.accept(self.id, timeout,
@@ -303,10 +339,9 @@ class ProcessIsolation:
     """
 
     def __init__(self, api: docker.APIClient, sessions_per_container: int,
-                 start_timeout: float, registry: Registry, sandbox_uid: int) -> None:
+                 start_timeout: float, registry: Registry) -> None:
         self._api = api
         self._registry = registry
-        self._uid = sandbox_uid
         self.sessions_per_container = sessions_per_container
         self.start_timeout = start_timeout
         self._containers: dict[ContainerConfig, list[ZygoteContainer]] = {}
@@ -409,7 +444,7 @@ class ProcessIsolation:
                     continue
                 container = ZygoteContainer(self._api, cfg, self.sessions_per_container,
                                             max(timeout, self.start_timeout),
-                                            self._registry, self._uid)
+                                            self._registry)
                 with self._lock:
                     if self._closed:
                         _retire(container)
@@ -445,6 +480,42 @@ def shared_config(cfg: ContainerConfig, sessions: int) -> ContainerConfig:
         pids_limit=cfg.pids_limit * sessions + _ZYGOTE_PIDS,
         nano_cpus=min(cfg.nano_cpus * sessions, cpus * 1_000_000_000),
     )
+
+
+def session_walls(container: ZygoteContainer) -> dict[str, str]:
+    """What the container adds to the walls of a session forked in it (its report's
+    ``provided`` part, see :func:`~toolscript.runtime.isolation.with_container`)."""
+    return {
+        "user": (f"a uid of its own from the container's block [{container.uids.start}, "
+                 f"{container.uids.stop}), given by its fork server"),
+        "capabilities": ("the container drops every capability but "
+                         f"{', '.join(FORK_SERVER_CAPS)} (its fork server's), which each "
+                         "session drops with its uid"),
+        "process_limit": (f"container pids_limit {container.config.pids_limit} = "
+                          f"{container.max_sessions} sessions x {container.task_budget} "
+                          f"+ {_ZYGOTE_PIDS}"),
+    }
+
+
+def fork_server_kwargs(kwargs: dict[str, Any], uids: UidBlock, budget: int) -> dict[str, Any]:
+    """``kwargs`` of :meth:`~.backend.ContainerConfig.create_kwargs` for a fork server's
+    container: root inside it with only :data:`FORK_SERVER_CAPS` (every other setting as
+    for any sandbox container), ``uids`` to give its sessions and ``budget`` as their
+    ``RLIMIT_NPROC``."""
+    kwargs["container"]["user"] = "0:0"
+    kwargs["host_config"]["cap_add"] = list(FORK_SERVER_CAPS)
+    walls = {"uid_range": [uids.start, uids.stop], "max_processes": budget}
+    command = list(kwargs["container"].get("command") or [])
+    kwargs["container"]["command"] = [*command, "--walls", json.dumps(walls)]
+    return kwargs
+
+
+def _remove(registry: Registry, container_id: str, uids: UidBlock) -> None:
+    """Remove the container (on the reaper thread) and give its uids back: its processes
+    are being killed; a random block is picked next, so these are unlikely to be reused
+    before they are gone."""
+    registry.remove_soon(container_id)
+    uids.release()
 
 
 def _retire(container: ZygoteContainer) -> None:
