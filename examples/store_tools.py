@@ -26,13 +26,15 @@ def _number(*parts: str, low: int, high: int) -> int:
 
 @tool(read_only=True)
 def list_stores() -> list[dict[str, str]]:
-    """All stores with their ids and cities."""
+    """All stores with their ids and cities, as a list of {store_id, city}; call it
+    first to learn the store ids the other store tools take."""
     return [{"store_id": sid, "city": city} for sid, city in STORES.items()]
 
 
 @tool(read_only=True)
 def get_daily_revenue(store_id: str, date: str) -> dict[str, object]:
-    """Revenue of one store on one day, in yuan.
+    """Revenue of one store on one day, in yuan: {store_id, date, revenue_yuan}. Call
+    it once per store and day; there is no weekly total, sum the days yourself.
 
     Args:
         store_id: store id such as "ST001" (see list_stores).
@@ -48,7 +50,8 @@ def get_daily_revenue(store_id: str, date: str) -> dict[str, object]:
 @tool(read_only=True)
 def list_employees(department: Literal["sales", "engineering", "marketing", "support"]
                    ) -> list[dict[str, str]]:
-    """Employees of one department with their managers.
+    """Employees of one department with their managers: a list of {employee_id,
+    department, manager_email}, whose ids get_expenses takes.
 
     Args:
         department: the department name.
@@ -59,11 +62,12 @@ def list_employees(department: Literal["sales", "engineering", "marketing", "sup
 
 @tool(read_only=True)
 def get_expenses(employee_id: str, month: str) -> dict[str, object]:
-    """Total expenses of one employee in one month, in yuan.
+    """Total expenses of one employee in one month, in yuan: {employee_id, month,
+    total_yuan}. Compare a department's sum with get_budget.
 
     Args:
-        employee_id: id from list_employees.
-        month: "YYYY-MM".
+        employee_id: id from list_employees, e.g. "SAL01".
+        month: "YYYY-MM", e.g. "2026-08".
     """
     return {"employee_id": employee_id, "month": month,
             "total_yuan": _number(employee_id, month, low=500, high=4_000)}
@@ -71,7 +75,8 @@ def get_expenses(employee_id: str, month: str) -> dict[str, object]:
 
 @tool(read_only=True)
 def get_budget(department: str) -> dict[str, object]:
-    """Monthly expense budget of one department, in yuan.
+    """Monthly expense budget of one department, in yuan: {department, budget_yuan}.
+    Use get_expenses for what the department actually spent.
 
     Args:
         department: the department name.
@@ -83,7 +88,8 @@ def get_budget(department: str) -> dict[str, object]:
 
 @tool(requires_approval=True)
 def send_email(to: str, subject: str, body: str) -> dict[str, str]:
-    """Send an email (a write: it needs approval).
+    """Send an email (a write: it needs approval) and return {status, message_id}.
+    Only for messages the task asks for; reading tools never need it.
 
     Args:
         to: recipient address.
