@@ -40,6 +40,7 @@ from collections import deque
 from typing import Any
 
 from .guards import Guards
+from .standins import hide_constructor
 
 SLEEP_SLICE_S = 0.05
 """Longest single wait of ``time.sleep``: an abort is noticed within this."""
@@ -130,6 +131,13 @@ _CSV_MEMBERS = (
     "unix_dialect", "Sniffer", "Error", "QUOTE_ALL", "QUOTE_MINIMAL", "QUOTE_NONE",
     "QUOTE_NONNUMERIC", "QUOTE_STRINGS", "QUOTE_NOTNULL", "get_dialect", "list_dialects",
 )
+
+
+# Python 3.11 before 3.11.4 (the Debian image's 3.11.2) lets the reader and writer types
+# be called directly: the object has no input or output, and iterating or using it crashes
+# the process. ``type(reader)`` is a stand-in (found by the reachability crawler).
+hide_constructor(type(_csv.reader([])), "call csv.reader(lines)")
+hide_constructor(type(_csv.writer(_io.StringIO())), "call csv.writer(stream)")
 
 
 def csv_members(guards: Guards) -> dict[str, Any]:

@@ -157,10 +157,31 @@ CLASSES: tuple[Capability, ...] = tuple(
              "toolscript.sandbox.toolcalls.ToolArgumentError "
              "toolscript.sandbox.toolcalls.ToolDenied toolscript.sandbox.toolcalls.ToolNotFound "
              "toolscript.sandbox.toolcalls.ToolTimeout ToolArithmeticError ToolAssertionError "
-             "ToolAttributeError ToolConnectionError ToolFileNotFoundError ToolIndexError "
-             "ToolKeyError ToolLookupError ToolNotImplementedError ToolOSError "
-             "ToolOverflowError ToolRecursionError ToolRuntimeError ToolTypeError "
-             "ToolValueError ToolZeroDivisionError")
+             "toolerror.ArithmeticError toolerror.AssertionError toolerror.AttributeError "
+             "toolerror.ConnectionError toolerror.FileNotFoundError toolerror.IndexError "
+             "toolerror.KeyError toolerror.LookupError toolerror.NotImplementedError "
+             "toolerror.OSError toolerror.OverflowError toolerror.RecursionError "
+             "toolerror.RuntimeError toolerror.TypeError toolerror.ValueError "
+             "toolerror.ZeroDivisionError")
+    + _group("builtins", REAL, _EXCEPTIONS, "BlockingIOError BrokenPipeError BytesWarning "
+             "ChildProcessError ConnectionAbortedError ConnectionRefusedError "
+             "ConnectionResetError EncodingWarning FileExistsError FutureWarning "
+             "ImportWarning IndentationError NotADirectoryError PendingDeprecationWarning "
+             "ProcessLookupError ReferenceError ResourceWarning SyntaxWarning SystemError "
+             "TabError UnicodeTranslateError UnicodeWarning PythonFinalizationError")
+    + _group("builtins", FACADE, _EXCEPTIONS + "; the script's own classes under the names "
+             "of the host's signals (toolscript.sandbox.scriptexceptions): raising one ends "
+             "the script as an error, never the host or the sandbox; the real classes are "
+             "unreachable", "KeyboardInterrupt SystemExit")
+    + _group("sys", REAL, "struct sequences of interpreter facts: immutable tuples",
+             "sys.version_info sys.float_info sys.int_info")
+    + _group("__future__", REAL, "the feature records a `from __future__ import` binds: "
+             "release tuples and a compiler flag (the compiler acted on the statement)",
+             "__future__._Feature")
+    + _group("pathlib", FACADE, "pure paths written over a plain str "
+             "(toolscript.sandbox.pathfacade): every answer is a str, bool or a new facade "
+             "path; no real path object, flavour, parser module or concrete Path class, no "
+             "__fspath__", "pathlib.PurePath pathlib.PurePosixPath")
     + _group("calendar", REAL, _VALUES + " (optional module); the localized name lists "
              "are read-only to scripts", "calendar.Calendar calendar.IllegalMonthError "
              "calendar.IllegalWeekdayError calendar._localized_day calendar._localized_month")
@@ -184,8 +205,11 @@ CLASSES: tuple[Capability, ...] = tuple(
     + _group("copy", REAL, _EXCEPTIONS, "copy.Error")
     + _group("csv", REAL, _VALUES + "; readers and writers over what the script passes, "
              "no dialect registry writes", "csv.Dialect csv.DictReader csv.DictWriter "
-             "csv.Sniffer csv.excel csv.excel_tab csv.unix_dialect _csv.Error _csv.reader "
-             "_csv.writer _csv.Dialect csv.Sniffer.sniff.<locals>.dialect")
+             "csv.Sniffer csv.excel csv.excel_tab csv.unix_dialect _csv.Error _csv.Dialect "
+             "csv.Sniffer.sniff.<locals>.dialect")
+    + _group("csv", STAND_IN, "csv readers and writers over what the script passes; their "
+             "types are stand-ins (called directly, Python 3.11.2's build objects that crash "
+             "when used)", "_csv.reader _csv.writer")
     + _group("dataclasses", REAL, "dataclass fields and markers: data; dataclass() and "
              "friends are facade functions that take only the script's own classes",
              "dataclasses.Field dataclasses.FrozenInstanceError dataclasses.InitVar "
@@ -279,8 +303,16 @@ BUILTINS: dict[str, str] = {
         "TimeoutError TypeError UnboundLocalError UnicodeDecodeError UnicodeEncodeError "
         "UnicodeError ValueError ZeroDivisionError ConnectionError ExceptionGroup "
         "BaseExceptionGroup Warning UserWarning DeprecationWarning RuntimeWarning "
-        "FileNotFoundError IsADirectoryError InterruptedError"),
+        "FileNotFoundError IsADirectoryError InterruptedError StopAsyncIteration SyntaxError "
+        "BlockingIOError BrokenPipeError BytesWarning ChildProcessError "
+        "ConnectionAbortedError ConnectionRefusedError ConnectionResetError EncodingWarning "
+        "EnvironmentError FileExistsError FutureWarning IOError ImportWarning "
+        "IndentationError NotADirectoryError PendingDeprecationWarning ProcessLookupError "
+        "ReferenceError ResourceWarning SyntaxWarning SystemError TabError "
+        "UnicodeTranslateError UnicodeWarning"),
         "an exception class"),
+    **dict.fromkeys(_names("KeyboardInterrupt SystemExit"),
+                    "the script's own exception class under the name of a host signal"),
     **dict.fromkeys(
         _names("ToolError ToolArgumentError ToolDenied ToolNotFound ToolTimeout"),
         "an exception class of failed tool calls"),
@@ -371,6 +403,12 @@ MODULES: dict[str, ModuleDecision] = {decision.name: decision for decision in (
                    "(the MAC address) excluded"),
     ModuleDecision("queue", RESTRICTED, "single-threaded queues written in the sandbox: "
                    "an operation that would block raises Empty/Full at once"),
+    ModuleDecision("sys", FACADE, "read-only facts (version_info, version, platform, "
+                   "maxsize, byteorder, float_info, int_info...), getrecursionlimit and an empty "
+                   "argv; no exit; nothing of the real "
+                   "sys state (modules, streams, frames, hooks, setters)"),
+    ModuleDecision("pathlib", FACADE, "PurePath and PurePosixPath written in the sandbox "
+                   "over the path's text; no Path, PosixPath or file system access"),
     ModuleDecision("zoneinfo", FACADE, "zones from tz data read before the script starts; "
                    "a key is looked up, never made into a path"),
 )}

@@ -92,3 +92,34 @@ def test_replace_in_a_class_pattern_is_refused_at_compile_time(probe: Probe) -> 
     getattr: refused like every guarded name."""
     result = probe.run(SETUP + "match dt:\n    case datetime.date(replace=r):\n        r\n")
     assert result.error is not None and result.error.type == "policy_error", result.to_dict()
+
+
+CSV_TYPE_ROUTES = {
+    "reader": "type(csv.reader(['a']))()",
+    "writer": "type(csv.writer(io.StringIO()))()",
+    "__class__": "csv.reader(['a']).__class__()",
+    "mro": "type(csv.reader(['a'])).mro()[0]()",
+    "getattr": "getattr(csv.writer(io.StringIO()), '__class__')()",
+}
+"""Routes to calling the reader and writer types directly: on the docker image's
+Python (3.11.2) that built objects without an input or output, and using one
+crashed the sandbox (``sandbox_crashed``, exit code 139)."""
+
+
+@pytest.mark.parametrize("route", sorted(CSV_TYPE_ROUTES))
+def test_csv_types_cannot_be_called(backend_name: str, probe: Probe, route: str) -> None:
+    code = f"import csv, io\nr = {CSV_TYPE_ROUTES[route]}\nlist(r) if hasattr(r, 'line_num') " \
+           "else r.writerow(['a'])"
+    result = _run(backend_name, probe, code)
+    assert not result["ok"], f"{route}: not refused: {result}"
+    assert result["error"]["type"] == "script_error", result
+    assert result["error"]["exception"] == "TypeError", result
+
+
+def test_csv_readers_and_writers_still_work(backend_name: str, probe: Probe) -> None:
+    code = ("import csv, io\nout = io.StringIO()\ncsv.writer(out).writerow(['a', 1])\n"
+            "[list(csv.reader(['x,y'])), out.getvalue(), isinstance(csv.reader([]), "
+            "type(csv.reader([]))), repr(type(csv.reader([])))]")
+    result = _run(backend_name, probe, code)
+    assert result["ok"], result
+    assert result["value"] == [[["x", "y"]], "a,1\r\n", True, "<class '_csv.reader'>"]
