@@ -8,7 +8,8 @@
   (tests/fakes/model_server.py, real HTTP in the providers' wire formats),
   points ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL`` and
   ``GOOGLE_GEMINI_BASE_URL`` at it and has it answer every request with
-  ``answer``. Real model keys are never passed on. The working directory is a
+  ``answer`` (with ``script="CODE"``, the first request gets a ``run_script``
+  call of ``CODE`` instead). Real model keys are never passed on. The working directory is a
   scratch folder that sees the repository's examples/ (``from
   examples.store_tools import list_stores`` works, written files stay out of
   the repository).
@@ -44,7 +45,7 @@ from pathlib import Path
 
 import pytest
 from docblocks import REPO, Block, all_blocks, chain
-from fakes.model_server import FakeModelServer, say
+from fakes.model_server import FakeModelServer, say, script
 
 BLOCKS = all_blocks()
 RUNNER = Path(__file__).with_name("blockrunner.py")
@@ -104,9 +105,11 @@ def fake_model(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
     if "fake-model" not in {flag for b in chain_or_self(block) for flag in b.flags}:
         yield {}
         return
-    answer = next((b.options["answer"] for b in chain_or_self(block)
-                   if "answer" in b.options), "done")
+    options = {k: v for b in chain_or_self(block) for k, v in b.options.items()}
+    answer = options.get("answer", "done")
     with FakeModelServer() as server:
+        if "script" in options:
+            server.script(script(options["script"]))
         server.script(*(lambda body: say(answer) for _ in range(1000)))
         yield {
             "OPENAI_BASE_URL": server.openai_base_url,
