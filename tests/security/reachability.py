@@ -19,7 +19,7 @@ from toolscript.sandbox.modules import DEFAULT_MODULES
 
 from toolscript import Limits, Runtime, tool
 
-CRAWL_LIMITS = (150_000, 8, 5)
+CRAWL_LIMITS = (200_000, 8, 5)
 """``(max_objects, max_depth, per_type)`` of the crawl (see ``reachability_crawl.py``)."""
 
 RUN_LIMITS = Limits(wall_time_s=120.0, memory_mb=1024, max_output_chars=10_000,
