@@ -70,3 +70,26 @@ def test_a_missing_otel_extra_gives_an_install_hint() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ModuleNotFoundError ")
     assert "pip install 'toolscript[otel]'" in proc.stdout
+
+
+def test_a_chat_span_of_ones_own_model_call_records_tokens_and_duration() -> None:
+    from toolscript.runtime.integrations.telemetry import Telemetry
+
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    telemetry = Telemetry(TracerProvider(), meter_provider=meters)
+    with telemetry.chat_span("m", "gemini", server_address="127.0.0.1") as chat:
+        chat.record(input_tokens=3, output_tokens=5, response_model="m-001")
+    try:
+        with telemetry.chat_span("m", "gemini"):
+            raise TimeoutError("no answer")
+    except TimeoutError:
+        pass
+    tokens = {p.attributes[N.TOKEN_TYPE]: p for p in _points(reader, N.METRIC_TOKEN_USAGE)}
+    assert (tokens["input"].sum, tokens["output"].sum) == (3, 5)
+    assert tokens["input"].attributes[N.RESPONSE_MODEL] == "m-001"
+    assert tokens["input"].attributes[N.PROVIDER_NAME] == "gcp.gemini"
+    assert tokens["input"].attributes[N.SERVER_ADDRESS] == "127.0.0.1"
+    durations = _points(reader, N.METRIC_OPERATION_DURATION)
+    assert sorted(p.attributes.get(N.ERROR_TYPE, "") for p in durations) == ["", "TimeoutError"]
+    meters.shutdown()
