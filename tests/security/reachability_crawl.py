@@ -61,7 +61,8 @@ NO_CALL = frozenset({
     "clear_flags", "clear_traps", "truncate", "print", "breakpoint", "__init__", "setstate",
     "getstate",
 })
-"""Zero-argument methods not called: they would empty or change shared test objects."""
+"""Zero-argument methods not called (except on the crawler's own seeds, whose routes start
+with ``@``): they would empty or change objects shared with the rest of the process."""
 
 
 HOLDERS = frozenset({
@@ -295,7 +296,7 @@ def seeds(tools):
     with Exit(kept):
         raise KeyError("k")
     found += [(f"__exit__ argument {i}", value) for i, value in enumerate(kept)]
-    return found
+    return [("@" + name, value) for name, value in found]  # "@": the crawler made it
 
 
 def match_route(obj, cls, n):
@@ -376,7 +377,8 @@ def crawl(roots, limits, own):
         push(value, path + "." + name, depth)
 
     def call(obj, path, depth):
-        if path.rsplit(".", 1)[-1] in NO_CALL:
+        own_object = path.startswith("@") and path.count(".") <= 1  # a seed's own method
+        if path.rsplit(".", 1)[-1] in NO_CALL and not own_object:
             return
         stats["calls"] += 1
         try:
