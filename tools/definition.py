@@ -313,6 +313,9 @@ class Tool:
         Args:
             func: the function; every exposed parameter needs a type annotation.
                 ``*args``/``**kwargs`` are not exposed.
+            options: a ready :class:`ToolOptions` (keyword arguments override it).
+
+        Keyword Args:
             name: the tool name (default: the function's ``__name__``).
             description: overrides the docstring-derived description.
             read_only: the tool has no side effects (may run in parallel).
@@ -326,7 +329,6 @@ class Tool:
             idempotent: ``True``/``"run"``, ``"session"`` or ``"global"``: calls
                 with the same arguments (or the same ``idempotency_key``) in that
                 scope run once; repeats return the first result.
-            options: a ready :class:`ToolOptions` (keyword arguments override it).
 
         Raises:
             ToolDefinitionError: bad name, timeout, or unsupported function.

@@ -1,0 +1,39 @@
+"""The documentation site (mkdocs.yml: docs/ and the API reference generated
+from the docstrings) builds with warnings as errors, and documents every
+public name of ``toolscript``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+from docblocks import REPO
+
+import toolscript
+
+BUILD_TIMEOUT_S = 300  # about 10 s here; generous for a loaded 2-core machine
+
+
+def _inventory_names(site: Path) -> set[str]:
+    """The object names of the site's ``objects.inv`` (Sphinx inventory v2)."""
+    header_and_body = (site / "objects.inv").read_bytes().split(b"\n", 4)
+    body = zlib.decompress(header_and_body[4]).decode("utf-8")
+    return {line.split(" ", 1)[0] for line in body.splitlines() if line.strip()}
+
+
+def test_docs_site_builds_strict(tmp_path: Path) -> None:
+    """``mkdocs build --strict``: a broken link, an unknown page, a docstring
+    that names a parameter the signature lacks ... fail the build."""
+    site = tmp_path / "site"
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=REPO, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stderr[-6000:]}"
+    assert (site / "reference" / "index.html").is_file()
+    documented = _inventory_names(site)
+    missing = [name for name in toolscript.__all__ if f"toolscript.{name}" not in documented]
+    assert not missing, f"public names without a reference entry (docs/reference/): {missing}"
