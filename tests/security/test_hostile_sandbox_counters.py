@@ -422,6 +422,35 @@ def test_uids_are_kept_apart_between_host_processes() -> None:
             lease.release()
 
 
+def test_a_container_s_uid_block_overlaps_no_other_sandbox_s_uid() -> None:
+    """A docker fork server's block (its sessions' uids) holds no uid of a live sandbox
+    of this or another host process, and no uid of it goes to anyone else while held."""
+    start = DEFAULT_UID_RANGE[1] + 2000  # a small range of its own, beyond the default
+    allocator = allocator_for((start, start + 8))
+    single = allocator.acquire()
+    code = HOLD_UIDS.format(start=start, stop=start + 8).replace(
+        "allocator.acquire().uid", "allocator.acquire_block(2).start")
+    block = allocator.acquire_block(4)
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert single.uid not in range(block.start, block.stop)
+        assert child.stdout is not None
+        theirs = json.loads(child.stdout.readline())  # every 2-block left to another host
+        taken = {single.uid, *range(block.start, block.stop)}
+        for first in theirs:
+            assert not taken & {first, first + 1}, (theirs, taken)
+        with pytest.raises(SandboxStartError, match="no block"):
+            allocator.acquire_block(4)
+        block.release()
+        assert not set(range(block.start, block.stop)) & allocator.held()
+    finally:
+        child.kill()
+        child.wait(30)
+        single.release()
+        block.release()
+
+
 def test_the_wall_report_says_whether_the_task_budget_is_per_session() -> None:
     with walled() as box:
         budget, view = box.walls["task_budget"], box.walls["private_view"]
