@@ -583,6 +583,24 @@ def test_a_full_docker_session_spares_its_container_siblings(docker_image_tag: s
             sibling.close()
 
 
+def test_a_full_pending_signal_quota_spares_its_container_siblings(
+        docker_image_tag: str) -> None:
+    """``RLIMIT_SIGPENDING`` counts per uid too: with a uid per session, one session that
+    queues signals until the kernel refuses leaves its container siblings their quota."""
+    with docker_process_runtime(docker_image_tag) as runtime:
+        first, sibling = runtime.session(), runtime.session()
+        assert first.run("1").value == 1 and sibling.run("2").value == 2
+        assert sibling.sandbox.container is first.sandbox.container
+        try:
+            full = exec_in(first.sandbox, QUEUE_SIGNALS.replace("LIMIT", "2_000_000"))
+            assert full["error"] == "EAGAIN" and full["queued"] > 0, full
+            assert exec_in(sibling.sandbox, QUEUE_SIGNALS.replace("LIMIT", "16")) == {
+                "queued": 16, "error": ""}
+        finally:
+            first.close()
+            sibling.close()
+
+
 def test_a_closed_full_docker_session_gives_its_budget_to_the_next(
         docker_image_tag: str) -> None:
     """Churn in one container: sessions that fill their budgets and are closed, again and
