@@ -22,7 +22,7 @@
 * ``toml`` / ``json`` / ``yaml``: parsed; a TOML approval policy (``rules`` or
   ``default``) must load with ``load_policy``, a configuration (``profiles``)
   with ``load_config`` and every profile must build.
-* an untagged block that starts with ``$ cmd``: a transcript; the command runs,
+* an untagged or ``console`` block that starts with ``$ cmd``: a transcript; the command runs,
   and each name in its first column (``doctor``'s walls) must be in the output.
   Other untagged blocks are text (trees, outlines) and are not run.
 * ``<!-- docs-test: outline of=MODULE -->``: an interface outline (signatures
@@ -78,12 +78,12 @@ def _kind(block: Block) -> str:
         return "outline"
     if block.lang in ("python", "py"):
         return "python"
-    if block.lang in ("bash", "sh", "shell", "console"):
+    if block.lang in ("console", "", "text") and block.text.startswith("$ "):
+        return "transcript"
+    if block.lang in ("bash", "sh", "shell"):
         return "synopsis" if "synopsis" in block.flags else "bash"
     if block.lang in ("toml", "json", "yaml", "yml"):
         return block.lang
-    if not block.lang and block.text.startswith("$ "):
-        return "transcript"
     return "text"
 
 
@@ -260,6 +260,8 @@ def _check_outline(block: Block) -> None:
 
 def _check_transcript(block: Block) -> None:
     first, *shown = block.text.splitlines()
+    if why := _skip_reason(first[2:]):
+        pytest.skip(f"{first}: {why}")
     output = _run(shlex.split(first[2:]), REPO, _clean_env(), block.id)
     names = [line.split()[0] for line in shown if line.startswith("  ") and line.strip()]
     missing = [name for name in names if not re.search(rf"\b{re.escape(name)}\b", output)]
