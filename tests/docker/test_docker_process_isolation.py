@@ -164,6 +164,23 @@ def test_sessions_have_distinct_uids_and_no_capability(hooked: Runtime) -> None:
     assert len({identity["uids"][0] for identity in seen}) == 3, seen
 
 
+@pytest.mark.parametrize("max_pids", [1, 64])
+def test_the_container_pids_limit_covers_every_session_budget(
+        docker_client: Any, image: str, max_pids: int) -> None:
+    """The container's pids limit is the sum of its sessions' RLIMIT_NPROC plus the fork
+    server's room, also when ``Limits.max_pids`` is below the least budget a sandbox takes."""
+    backend = _backend(docker_client, image, sessions_per_container=3)
+    with Runtime(backend=backend, limits=Limits(max_pids=max_pids)) as runtime:
+        assert runtime.run("1").value == 1
+        (container,) = backend.containers()
+        budget = max(max_pids, 16)
+        assert container.task_budget == budget
+        assert container.config.pids_limit == 3 * budget + 8
+        report = runtime.isolation()
+        assert f"RLIMIT_NPROC {budget} " in report["process_limit"].detail, report.format()
+    backend.shutdown()
+
+
 def _status(pid: int) -> dict[str, str]:
     with open(f"/proc/{pid}/status", encoding="utf-8") as f:
         return {k: v.strip() for k, v in (line.split(":", 1) for line in f)}

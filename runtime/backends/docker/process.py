@@ -116,6 +116,7 @@ _LOGS_TAIL = 100
 _UCRED = struct.Struct("3i")
 _ZYGOTE_MEMORY = 128 * 1024 * 1024
 _ZYGOTE_PIDS = 8
+_MIN_TASK_BUDGET = 16  # the least walls.max_processes a sandbox accepts
 
 FORK_SERVER_CAPS = ("SETUID", "SETGID", "SETPCAP")
 """The only capabilities of a fork server's container: to give each child its own uid
@@ -146,7 +147,8 @@ class ZygoteContainer:
         # Twice its sessions: a session just closed may still be exiting, its uid held.
         self.uids: UidBlock = allocator_for(DEFAULT_UID_RANGE).acquire_block(2 * max_sessions)
         """The uids of its sessions, one each (held until the container is removed)."""
-        self.task_budget = max((config.pids_limit - _ZYGOTE_PIDS) // max_sessions, 16)
+        self.task_budget = max((config.pids_limit - _ZYGOTE_PIDS) // max_sessions,
+                               _MIN_TASK_BUDGET)
         """``RLIMIT_NPROC`` of each session: its share of the container's pids limit."""
         channel = SocketChannel(0, kind=socket.SOCK_SEQPACKET)  # the fork server is root
         kwargs = fork_server_kwargs(config.create_kwargs(self.name, channel), self.uids,
@@ -470,14 +472,15 @@ def shared_config(cfg: ContainerConfig, sessions: int) -> ContainerConfig:
     """The settings of a container shared by ``sessions`` sessions of ``cfg``'s limits.
 
     Memory and pids are the per-session limits times ``sessions`` (plus room for the
-    fork server and init); the CPU quota is the per-session one times ``sessions``, at
+    fork server and init; pids at least :data:`_MIN_TASK_BUDGET` a session, each
+    session's ``RLIMIT_NPROC``); the CPU quota is the per-session one times ``sessions``, at
     most this machine's CPUs (the engine refuses more).
     """
     cpus = os.cpu_count() or 1
     return replace(
         cfg, zygote=True,
         memory_bytes=cfg.memory_bytes * sessions + _ZYGOTE_MEMORY,
-        pids_limit=cfg.pids_limit * sessions + _ZYGOTE_PIDS,
+        pids_limit=max(cfg.pids_limit, _MIN_TASK_BUDGET) * sessions + _ZYGOTE_PIDS,
         nano_cpus=min(cfg.nano_cpus * sessions, cpus * 1_000_000_000),
     )
 
