@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .guards import Guards, SafeType
+from .scriptexceptions import builtin_exceptions, import_refused
 from .standins import hide_constructor
 
 _PLAIN = (
@@ -107,6 +108,7 @@ def make_builtins(
 ) -> dict[str, Any]:
     """Build the ``__builtins__`` mapping of one interpreter."""
     table: dict[str, Any] = {name: getattr(_builtins, name) for name in _PLAIN + _EXCEPTIONS}
+    table.update(builtin_exceptions())  # every one; the host's signals are script classes
     own: dict[str, Callable[..., Any]] = {
         "getattr": guards.dynamic_getattr, "hasattr": guards.hasattr,
         "setattr": guards.setattr, "delattr": guards.delattr, "vars": guards.vars,
@@ -123,6 +125,7 @@ def make_builtins(
             "__import__": import_function,
             "__build_class__": guards.build_class,
             "_match_class_": guards.match_classes,
+            "_import_refused_": import_refused,
             "_ipow_": guards.ipow,
             "_ilshift_": guards.ilshift,
             "_augment_": guards.augment,

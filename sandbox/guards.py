@@ -655,6 +655,8 @@ class Guards:
             raise TypeError("cannot modify a function that the script did not define")
         if self.owns(obj) or isinstance(obj, self.writable_instances):
             return obj
+        if kind in _NO_ATTRIBUTE_VALUES:
+            return obj  # the real write raises CPython's own AttributeError: nothing to set
         raise TypeError(
             f"cannot set attributes on a {kind.__name__!r} object: only the script's own "
             "objects (instances of its classes, its functions) are writable in the sandbox"
@@ -775,6 +777,15 @@ class Guards:
         if isinstance(handling, (KeyboardInterrupt, SystemExit)):
             raise handling
         _scrub_exception(handling)
+
+
+_NO_ATTRIBUTE_VALUES = frozenset({
+    int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set, frozenset,
+    range, slice, type(None), object,
+})
+"""Exact builtin value types whose instances have no ``__dict__`` and no settable
+attribute (a dunder such as ``__class__`` never reaches a write guard): a write to one
+is left to fail as in CPython, with ``AttributeError``."""
 
 
 class _SafeFormatter(string.Formatter):

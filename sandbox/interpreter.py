@@ -27,7 +27,7 @@ from .defaults import (
 from .guards import AbortState, Guards, SandboxAbort
 from .modules import DEFAULT_MODULES, ModuleTable
 from .policy import SCRIPT_FILENAME, PolicyViolation, SyntaxProblem, compile_script
-from .toolcalls import SCRIPT_EXCEPTIONS, HostLink, ToolCaller, ToolError, ToolStub
+from .toolcalls import SCRIPT_EXCEPTIONS, HostLink, ToolCaller, ToolError, ToolStub, error_label
 
 _GUARD_NAMES = frozenset({"__builtins__", "__name__", "_getattr_", "_write_", "_write_private_",
                           "_pow_", "_lshift_", "_check_abort_"})
@@ -255,7 +255,7 @@ class Interpreter:
         except ToolError as exc:
             return self._result(error={
                 "type": "tool_error",
-                "message": f"{type(exc).__name__}: {_text(exc.message)}",
+                "message": f"{error_label(exc)}: {_text(exc.message)}",
                 "tool": _text(exc.tool), "tool_error_type": _text(exc.type),
                 "line": _script_line(exc),
             })

@@ -12,6 +12,7 @@ the rule each facade follows is listed in :mod:`.inventory`.
 
 from __future__ import annotations
 
+import __future__ as _future
 import dataclasses as _dataclasses
 import decimal as _decimal
 import functools as _functools
@@ -22,14 +23,15 @@ import random as _random
 from collections.abc import Callable
 from typing import Any
 
-from . import classfacades, datafacades, zonedata
+from . import classfacades, datafacades, pathfacade, sysfacade, zonedata
 from .guards import Guards, ModuleFacade
 
 DEFAULT_MODULES: tuple[str, ...] = (
     "math", "statistics", "json", "re", "datetime", "collections", "collections.abc",
     "itertools", "functools", "dataclasses", "typing", "string", "decimal", "fractions",
     "random", "operator", "textwrap", "time", "enum", "heapq", "bisect", "copy",
-    "unicodedata", "hashlib", "base64", "csv", "io", "uuid", "zoneinfo", "queue",
+    "unicodedata", "hashlib", "base64", "csv", "io", "uuid", "zoneinfo", "queue", "sys",
+    "pathlib",
 )
 """Modules a script may import unless the runtime is configured otherwise."""
 
@@ -60,11 +62,15 @@ _TYPING_MEMBERS = (
 _MATH_LIKE = ("math", "itertools", "bisect", "heapq")
 
 
+FUTURE = "__future__"
+"""``from __future__ import ...`` is a compiler directive: every script may write it."""
+
 INTERNAL_IMPORTS = frozenset({"time", "_strptime"})
 """Modules the standard library's C code imports through the caller's
 ``__import__`` (``datetime.strftime`` needs ``time``, ``strptime`` needs
-``_strptime``). Import statements in scripts cannot name them: the policy
-refuses them at compile time, and scripts cannot call ``__import__``."""
+``_strptime``). Import statements in scripts never reach them: the policy
+compiles an import of a module without a facade to a ``ModuleNotFoundError``
+raised at the statement, and scripts cannot call ``__import__``."""
 
 
 def _public_members(module: Any, name: str) -> dict[str, Any]:
@@ -179,6 +185,8 @@ _DATA_FACADES: dict[str, Callable[[Guards], dict[str, Any]]] = {
     "uuid": lambda guards: datafacades.uuid_members(),
     "queue": datafacades.queue_members,
     "zoneinfo": lambda guards: zonedata.zoneinfo_members(),
+    "sys": lambda guards: sysfacade.sys_members(),
+    "pathlib": lambda guards: pathfacade.pathlib_members(),
 }
 """Facades built from an explicit member list (see :mod:`.datafacades`)."""
 
@@ -235,6 +243,15 @@ class ModuleTable:
         self._guards = guards
         self._facades: dict[str, ModuleFacade] = {}
 
+    def _future(self) -> ModuleFacade:
+        """``from __future__ import annotations``: the feature records (plain data);
+        the compiler has already acted on the statement."""
+        facade = self._facades.get(FUTURE)
+        if facade is None:
+            features = {n: getattr(_future, n) for n in _future.all_feature_names}
+            facade = self._facades[FUTURE] = ModuleFacade(FUTURE, features)
+        return facade
+
     def get(self, name: str) -> ModuleFacade:
         """The facade for ``name`` (``ImportError`` if it is not allowed)."""
         facade = self._facades.get(name)
@@ -257,6 +274,8 @@ class ModuleTable:
         """``__import__`` for the sandbox: facades only, no relative imports."""
         if level:
             raise ImportError("relative imports are not available in the sandbox")
+        if name == FUTURE and fromlist:
+            return self._future()
         if name in INTERNAL_IMPORTS and name not in self.allowed:
             return importlib.import_module(name)  # type: ignore[return-value]
         if fromlist:

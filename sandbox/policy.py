@@ -344,7 +344,7 @@ def _is_dotted(node: ast.expr) -> bool:
 GUARD_NAMES = frozenset({
     "__builtins__", "__import__", "__build_class__", "_getattr_", "_write_",
     "_write_private_", "_pow_", "_lshift_", "_ipow_", "_ilshift_", "_augment_", "_bytes_",
-    "_check_abort_", "_match_class_",
+    "_check_abort_", "_match_class_", "_import_refused_",
 })
 """Names the compiled script calls or the interpreter relies on: never rebindable.
 Every other builtin name (``print``, ``list``, ``id``...) a script may rebind in its
@@ -558,27 +558,48 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_Import(self, node: ast.Import) -> Any:
+        """An import of a module without a facade raises ``ModuleNotFoundError`` when
+        it runs, as in CPython (``try: import numpy`` / ``except ImportError:``
+        works); the statement never reaches ``__import__``, so nothing is loaded."""
+        checked = self.check_import_names(node)
+        if all(alias.name in self.allowed_modules for alias in node.names):
+            return checked
+        statements: list[ast.stmt] = []
         for alias in node.names:
-            self._check_module(node, alias.name)
-        return self.check_import_names(node)
+            if alias.name in self.allowed_modules:
+                if statements and isinstance(statements[-1], ast.Import):
+                    statements[-1].names.append(alias)
+                else:
+                    kept = ast.Import(names=[alias])
+                    copy_locations(kept, node)
+                    statements.append(kept)
+            else:
+                statements.append(self._refused_import(node, alias.name, 0))
+        return statements
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> Any:
-        if node.level:
-            self.error(node, "Relative imports are not available in the sandbox: import "
-                       "the module by its name (import json).")
-        else:
-            self._check_module(node, node.module or "")
-        return self.check_import_names(node)
+        checked = self.check_import_names(node)
+        if node.module == "__future__" and not node.level:
+            return checked  # a compiler directive (annotations); its names are data
+        if node.level or (node.module or "") not in self.allowed_modules:
+            return self._refused_import(node, node.module or "", node.level)
+        return checked
 
-    def _check_module(self, node: ast.AST, module: str) -> None:
-        if module not in self.allowed_modules:
+    def _refused_import(self, node: ast.AST, module: str, level: int) -> ast.stmt:
+        """``_import_refused_(module, message, relative)``: raises at run time."""
+        if level:
+            message = ("attempted relative import with no known parent package: a script has "
+                       "no package; import the module by its name (import json)")
+        else:
             available = ", ".join(sorted(self.allowed_modules))
-            hint = import_substitute(module)
-            self.error(
-                node,
-                f'module "{module}" is not available in the sandbox.{hint} Available: '
-                f"{available}. Tools are already defined as functions: call them directly.",
-            )
+            message = (f"No module named {module!r}: it is not available in the sandbox."
+                       f"{import_substitute(module)} Available: {available}. Tools are "
+                       "already defined as functions: call them directly.")
+        call = _call("_import_refused_", [ast.Constant(module), ast.Constant(message),
+                                          ast.Constant(bool(level))], node)
+        statement = ast.Expr(call)
+        copy_locations(statement, node)  # type: ignore[arg-type]
+        return statement
 
     def not_allowed(self, node: ast.AST) -> None:
         name = type(node).__name__

@@ -85,10 +85,16 @@ LIMIT_ERRORS = frozenset({"tool_call_limit", "host_abort"})
 
 class _ToolRaised(ToolError):
     """Base of the classes of failed calls whose tool raised a builtin exception:
-    ``str()`` is the tool's own message, as it would be for the builtin."""
+    ``str()``, ``repr()`` and ``type(e).__name__`` are the builtin's as CPython
+    shows them (``ValueError('order not found')``); ``e.tool``, ``e.type`` and
+    ``e.message`` (``'get_order: ValueError: order not found'``) name the tool."""
+
+    def __init__(self, message: str, tool: str = "", type: str = "tool_error", **details: Any):
+        super().__init__(message, tool, type, **details)
+        self.args = (str(details.get("exception_message", message)),)
 
     def __str__(self) -> str:
-        return str(self.details.get("exception_message", self.message))
+        return str(self.args[0])
 
 
 CATCHABLE_BUILTIN_EXCEPTIONS: tuple[type[BaseException], ...] = (
@@ -99,15 +105,26 @@ CATCHABLE_BUILTIN_EXCEPTIONS: tuple[type[BaseException], ...] = (
 """Builtin classes a failed call may also be caught as (the host names the most
 specific one the tool's exception is an instance of)."""
 
+TOOL_RAISED_MODULE = "toolerror"
+"""The ``__module__`` of those classes: ``repr(type(e))`` is ``<class 'toolerror.ValueError'>``,
+never the builtin's own name (a script cannot mistake one for the other)."""
+
 _BUILTIN_BASES = {kind.__name__: kind for kind in CATCHABLE_BUILTIN_EXCEPTIONS}
 
 _RAISED_CLASSES: dict[str, type[ToolError]] = {
-    name: type(f"Tool{name}", (_ToolRaised, base), {
-        "__module__": "builtins",
+    name: type(name, (_ToolRaised, base), {
+        "__module__": TOOL_RAISED_MODULE, "__qualname__": name,
         "__doc__": f"A tool raised {name}: catchable as ToolError and as {name}.",
     })
     for name, base in _BUILTIN_BASES.items()
 }
+
+
+def error_label(exc: ToolError) -> str:
+    """How a run ended by an uncaught failed call names it: the class for the
+    sandbox's own (``ToolDenied``), ``ToolError`` for a tool that raised a
+    builtin (its message names the tool and the builtin)."""
+    return "ToolError" if isinstance(exc, _ToolRaised) else type(exc).__name__
 
 
 def error_from_reply(tool: str, error: dict[str, Any]) -> ToolError:

@@ -57,8 +57,6 @@ def test_syntax_error_indentation(make_runtime: Any) -> None:
 @pytest.mark.parametrize(("code", "must_mention"), [
     ("async def f():\n    await g()\n", "parallel("),
     ("().__class__.__subclasses__()", "__subclasses__"),
-    ("import os", "Available: "),
-    ("from subprocess import run", "subprocess"),
     ("__import__('os')", "__import__"),
     ("x = [1]\nx.__class__.__bases__", "__bases__"),
     ("def f():\n    yield 1\nf().gi_frame", "gi_frame"),
@@ -66,7 +64,7 @@ def test_syntax_error_indentation(make_runtime: Any) -> None:
     ("eval('1')", "eval"),
     ("class M(type):\n    pass\nclass A(metaclass=M):\n    pass", "metaclass"),
     ("try:\n    pass\nexcept* ValueError:\n    pass", "except"),
-], ids=["async", "subclasses", "import_os", "from_import", "dunder_import", "bases",
+], ids=["async", "subclasses", "dunder_import", "bases",
         "gi_frame", "exec", "eval", "metaclass", "except_star"])
 def test_policy_refusal_is_retryable_with_a_hint(fresh: Any, code: str,
                                                  must_mention: str) -> None:

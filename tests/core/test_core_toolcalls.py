@@ -148,11 +148,11 @@ def test_tool_raising_is_a_catchable_tool_error_without_host_traceback(fresh: An
         "    r = [str(e), e.type, e.tool, type(e).__name__]\nr"
     )
     assert result.ok, result.error
-    assert result.value == ["disk is full", "tool_exception", "boom", "ToolValueError"]
+    assert result.value == ["disk is full", "tool_exception", "boom", "ValueError"]
     _no_host_traceback(result)
     uncaught = fresh.run("boom('disk is full')")
     assert uncaught.error.type == "tool_error"
-    assert uncaught.error.message == "ToolValueError: boom: ValueError: disk is full"
+    assert uncaught.error.message == "ToolError: boom: ValueError: disk is full"
     assert uncaught.error.line == 1
     assert uncaught.tool_calls[0].error.details.get("exception") == "ValueError"
     _no_host_traceback(uncaught)
@@ -275,7 +275,7 @@ def test_parallel_errors_raise_or_are_returned(fresh: Any) -> None:
         "[r if not isinstance(r, ToolError) else [type(r).__name__, r.type] for r in res]"
     )
     assert returned.ok, returned.error
-    assert returned.value == [1, ["ToolValueError", "tool_exception"], ["ToolDenied", "denied"],
+    assert returned.value == [1, ["ValueError", "tool_exception"], ["ToolDenied", "denied"],
                               ["ToolArgumentError", "invalid_arguments"], 2]
     assert [r.ok for r in returned.tool_calls] == [True, False, False, False, True]
 
@@ -385,7 +385,7 @@ def test_tool_exceptions_keep_their_builtin_class(make_runtime: Any) -> None:
     assert result.value == [
         ["KeyError", "'customer gone was deleted'", True, True],
         ["ValueError", "malformed id 'bad'"],
-        ["ToolZeroDivisionError"],
+        ["ZeroDivisionError"],
         ["ToolError", True, "customer"],
         [True, True],
     ]

@@ -25,9 +25,10 @@ Semantics reproduced here (the contract the sandbox must match):
   common builtin exception classes (``KeyError``, ``ValueError``,
   ``LookupError``, ... see ``CATCHABLE``), ``err`` is also an instance of the
   most specific of them (so ``except KeyError:`` catches it, as it would a
-  direct function call) and ``str(err) == str(exc)``; otherwise
-  ``str(err) == err.message``. The tool's own exception object never reaches
-  the script (the ToolError is raised ``from None``).
+  direct function call), its class has that builtin's ``__name__`` and
+  ``str(err) == str(exc) == err.args[0]`` (``repr(err)`` is
+  ``ValueError('order not found')``); otherwise ``str(err) == err.message``.
+  The tool's own exception object never reaches the script (the ToolError is raised ``from None``).
 
 * **``parallel``** is a builtin name with two call forms::
 
@@ -112,12 +113,13 @@ class _Raised(ToolError):
     def __init__(self, message: str, original: str) -> None:
         super().__init__(message)
         self.original = original
+        self.args = (original,)
 
     def __str__(self) -> str:
         return self.original
 
 
-_RAISED = {kind: type(f"Tool{kind.__name__}", (_Raised, kind), {}) for kind in CATCHABLE}
+_RAISED = {kind: type(kind.__name__, (_Raised, kind), {}) for kind in CATCHABLE}
 
 
 def tool_error_for(tool_name: str, exc: BaseException) -> ToolError:

@@ -66,8 +66,8 @@ ARGUMENTS = [
     Attack("parallel_func_walk", "getattr(parallel, '__func__')", NO_ATTR),
     Attack("stub_vars", "vars(echo)", runtime("TypeError")),
     Attack("print_file_descriptor", "print('{\"type\":\"result\"}', file=1)", runtime("TypeError")),
-    Attack("stdout_object", "import sys\nsys.stdout.write('x')", COMPILE),
-    Attack("os_write", "import os\nos.write(1, b'x')", COMPILE),
+    Attack("stdout_object", "import sys\nsys.stdout.write('x')", NO_ATTR),
+    Attack("os_write", "import os\nos.write(1, b'x')", runtime("ModuleNotFoundError")),
 ]
 
 

@@ -16,6 +16,8 @@ import pytest
 from security_helpers import COMPILE, Attack, Probe, runtime, safe
 
 NO_ATTR = runtime("AttributeError")
+NOT_FOUND = runtime("ModuleNotFoundError")
+"""An import without a facade: raised at the statement, nothing is loaded."""
 NO_NAME = runtime("NameError")
 TYPE = runtime("TypeError")
 
@@ -152,9 +154,9 @@ FRAMES = [
            "try:\n    1/0\nexcept Exception as e:\n    e2 = e\ngetattr(e2, 'tb_frame', 'none')",
            NO_ATTR, "a default does not turn a hidden name into a probe"),
     Attack("exc_context", "try:\n    1/0\nexcept Exception as e:\n    c = e.__context__", COMPILE),
-    Attack("sys_exc_info", "import sys\nsys.exc_info()", COMPILE),
-    Attack("inspect_module", "import inspect\ninspect.currentframe()", COMPILE),
-    Attack("traceback_module", "import traceback", COMPILE),
+    Attack("sys_exc_info", "import sys\nsys.exc_info()", NO_ATTR),
+    Attack("inspect_module", "import inspect\ninspect.currentframe()", NOT_FOUND),
+    Attack("traceback_module", "import traceback", NOT_FOUND),
     Attack("attribute_error_obj",
            "class A:\n    pass\ntry:\n    getattr(len, '__self__')\nexcept AttributeError as e:\n"
            "    leaked = e.obj\nrepr(leaked)", safe("None"),
@@ -187,17 +189,17 @@ FACADES = [
     Attack("facade_class_reinit",
            "import math\ntype(math).__init__(math, 'math', {'pi': 3})\nmath.pi", TYPE,
            "re-initialising a facade is a write"),
-    Attack("import_os", "import os", COMPILE),
-    Attack("import_subprocess", "import subprocess", COMPILE),
-    Attack("import_builtins", "import builtins", COMPILE),
-    Attack("from_import_os", "from os import system", COMPILE),
-    Attack("relative_import", "from . import x", COMPILE),
-    Attack("import_strptime_internal", "import _strptime", COMPILE,
+    Attack("import_os", "import os", NOT_FOUND),
+    Attack("import_subprocess", "import subprocess", NOT_FOUND),
+    Attack("import_builtins", "import builtins", NOT_FOUND),
+    Attack("from_import_os", "from os import system", NOT_FOUND),
+    Attack("relative_import", "from . import x", runtime("ImportError")),
+    Attack("import_strptime_internal", "import _strptime", NOT_FOUND,
            "_strptime is importable by stdlib C code only, never by scripts"),
     Attack("enum_metaclass_absent", "import re\ntype(re.RegexFlag)('X', (), {})", TYPE),
-    Attack("pickle", "import pickle", COMPILE),
-    Attack("ctypes", "import ctypes", COMPILE),
-    Attack("threading", "import threading", COMPILE),
+    Attack("pickle", "import pickle", NOT_FOUND),
+    Attack("ctypes", "import ctypes", NOT_FOUND),
+    Attack("threading", "import threading", NOT_FOUND),
 ]
 
 BUILTINS_RECOVERY = [
@@ -282,8 +284,8 @@ PICKLING = [
     Attack("reduce_getattr", "getattr(print, '__reduce__')()", NO_ATTR,
            "asteval #86: print.__reduce__ handed out getattr"),
     Attack("reduce_attr", "print.__reduce__()", COMPILE),
-    Attack("copyreg", "import copyreg", COMPILE),
-    Attack("marshal", "import marshal", COMPILE),
+    Attack("copyreg", "import copyreg", NOT_FOUND),
+    Attack("marshal", "import marshal", NOT_FOUND),
 ]
 
 SMOLAGENTS_ASTEVAL = [

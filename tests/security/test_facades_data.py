@@ -198,7 +198,8 @@ def test_refused_import_names_a_substitute(probe: Probe) -> None:
     for module, hint in (("os", "tools"), ("pandas", "collections"), ("threading", "parallel"),
                          ("pytz", "zoneinfo"), ("pickle", "json")):
         result = probe.run(f"import {module}")
-        assert result.error is not None and result.error.type == "policy_error"
+        assert result.error is not None and result.error.type == "script_error"
+        assert result.error.details["exception"] == "ModuleNotFoundError"
         assert f"Use {hint}" in result.error.message or hint in result.error.message, result.error
 
 
