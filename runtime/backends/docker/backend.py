@@ -694,7 +694,8 @@ class DockerBackend(Backend):
     inside a warm container that up to ``sessions_per_container`` sessions
     share (:mod:`.process`): a new session costs a fork, not a
     container start, and each is walled from the others by its own seccomp
-    filter, Landlock domain and rlimits, while the container's cgroup limits
+    filter, Landlock domain, rlimits and uid (so its task budget is its own),
+    while the container's cgroup limits
     (memory and pids scaled by ``sessions_per_container``, CPU shared) bound
     them together. ``"process"`` passes descriptors over the socket transport,
     so it needs an engine on this machine: with ``transport="attach"`` (or
