@@ -451,6 +451,30 @@ def test_a_container_s_uid_block_overlaps_no_other_sandbox_s_uid() -> None:
         block.release()
 
 
+def test_a_fork_server_gives_each_live_child_its_own_uid() -> None:
+    """The docker fork server's side: a uid per live child from its block, back only once
+    that child is reaped (to the back of the line), none twice, a clear refusal when all
+    are held; a uid the host chose passes through."""
+    from toolscript.sandbox.sessionuids import SessionUids
+
+    uids = SessionUids(WallConfig(uid_range=(5000, 5003)))
+    taken = [uids.take({}) for _ in range(3)]
+    assert [t["uid"] for t in taken] == [5000, 5001, 5002]
+    assert all(t["gid"] == t["uid"] for t in taken)
+    for pid, session in enumerate(taken, start=100):
+        uids.bind(pid, session)
+    assert uids.exhausted() and "in use" in str(uids.take({}))
+    uids.reaped(999)  # not a child of it: nothing comes free
+    assert uids.exhausted()
+    uids.reaped(101)
+    assert uids.take({}) == {"uid": 5001, "gid": 5001}
+    assert uids.take({"uid": 7, "gid": 7}) == {"uid": 7, "gid": 7}  # the host's choice
+    uids.give_back({"uid": 7, "gid": 7})  # not of its block: not handed out later
+    assert "in use" in str(uids.take({}))
+    off = SessionUids(WallConfig(uid_range=None))
+    assert off.take({}) == {} and not off.exhausted()
+
+
 def test_the_wall_report_says_whether_the_task_budget_is_per_session() -> None:
     with walled() as box:
         budget, view = box.walls["task_budget"], box.walls["private_view"]
