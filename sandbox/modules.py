@@ -11,8 +11,8 @@ the rule each facade follows is listed in :mod:`.inventory`.
 """
 
 from __future__ import annotations
-
 import __future__ as _future
+
 import dataclasses as _dataclasses
 import decimal as _decimal
 import functools as _functools

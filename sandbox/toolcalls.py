@@ -91,10 +91,18 @@ class _ToolRaised(ToolError):
 
     def __init__(self, message: str, tool: str = "", type: str = "tool_error", **details: Any):
         super().__init__(message, tool, type, **details)
-        self.args = (str(details.get("exception_message", message)),)
+        text = str(details.get("exception_message", message))
+        self.args = (_key_error_argument(text) if isinstance(self, KeyError) else text,)
 
     def __str__(self) -> str:
-        return str(self.args[0])
+        return str(self.details.get("exception_message", self.message))
+
+
+def _key_error_argument(text: str) -> str:
+    """The argument of a ``KeyError`` whose ``str()`` is ``text`` (``"'C1'"`` → ``'C1'``),
+    so that ``repr()`` is CPython's ``KeyError('C1')``; ``text`` itself otherwise."""
+    inner = text[1:-1]
+    return inner if len(text) >= 2 and repr(inner) == text else text
 
 
 CATCHABLE_BUILTIN_EXCEPTIONS: tuple[type[BaseException], ...] = (

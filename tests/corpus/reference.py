@@ -26,8 +26,8 @@ Semantics reproduced here (the contract the sandbox must match):
   ``LookupError``, ... see ``CATCHABLE``), ``err`` is also an instance of the
   most specific of them (so ``except KeyError:`` catches it, as it would a
   direct function call), its class has that builtin's ``__name__`` and
-  ``str(err) == str(exc) == err.args[0]`` (``repr(err)`` is
-  ``ValueError('order not found')``); otherwise ``str(err) == err.message``.
+  ``str(err) == str(exc)``, ``repr(err) == repr(exc)`` for a one-string
+  exception (``ValueError('order not found')``); otherwise ``str(err) == err.message``.
   The tool's own exception object never reaches the script (the ToolError is raised ``from None``).
 
 * **``parallel``** is a builtin name with two call forms::
@@ -113,7 +113,8 @@ class _Raised(ToolError):
     def __init__(self, message: str, original: str) -> None:
         super().__init__(message)
         self.original = original
-        self.args = (original,)
+        key = original[1:-1]  # a KeyError's str() is the repr of its argument
+        self.args = (key if isinstance(self, KeyError) and repr(key) == original else original,)
 
     def __str__(self) -> str:
         return self.original

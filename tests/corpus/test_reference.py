@@ -133,14 +133,12 @@ def _optional_imports(tree: ast.AST) -> set[int]:
     catches ``ImportError``/``ModuleNotFoundError``, or under ``if TYPE_CHECKING:``."""
     found: set[int] = set()
     for node in ast.walk(tree):
-        body: list[ast.stmt] = []
-        if isinstance(node, ast.Try) and any(
-                isinstance(h.type, ast.Name) and h.type.id in ("ImportError", "ModuleNotFoundError")
-                for h in node.handlers):
-            body = node.body
-        elif isinstance(node, ast.If) and isinstance(node.test, ast.Name) and (
-                node.test.id == "TYPE_CHECKING"):
-            body = node.body
+        guarded_try = isinstance(node, ast.Try) and any(
+            isinstance(h.type, ast.Name) and h.type.id in ("ImportError", "ModuleNotFoundError")
+            for h in node.handlers)
+        type_checking = isinstance(node, ast.If) and isinstance(node.test, ast.Name) and (
+            node.test.id == "TYPE_CHECKING")
+        body: list[ast.stmt] = node.body if guarded_try or type_checking else []  # type: ignore[attr-defined]
         for statement in body:
             found.update(id(n) for n in ast.walk(statement)
                          if isinstance(n, (ast.Import, ast.ImportFrom)))

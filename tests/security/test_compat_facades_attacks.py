@@ -214,6 +214,19 @@ def test_a_tool_exception_looks_like_the_builtin(rt: Runtime) -> None:
     assert uncaught.error.message == "ToolError: get_order: ValueError: order not found"
 
 
+@tool(read_only=True)
+def get_customer(customer_id: str) -> dict[str, Any]:
+    """A customer by id; KeyError for an unknown one."""
+    raise KeyError(f"customer {customer_id} was deleted")
+
+
+def test_a_tool_key_error_has_cpythons_repr(make_runtime: Any) -> None:
+    rt = make_runtime([get_customer])
+    code = "try:\n    get_customer('C1')\nexcept KeyError as e:\n    r = [repr(e), str(e), e.args]\nr"
+    exc = KeyError("customer C1 was deleted")  # what CPython shows for the direct call
+    assert _value(rt, code) == [repr(exc), str(exc), list(exc.args)]
+
+
 TOOL_CLASSES = [
     Attack("tool_class_mro", "try:\n    get_order('Z9')\nexcept Exception as e:\n    r = [c.__name__ for c in type(e).mro()]\nr",
            safe(["ValueError", "_ToolRaised", "ToolError", "ValueError", "Exception", "BaseException", "object"])),
