@@ -2,8 +2,9 @@
 
 A separate Python process creates a docker backend whose warm pool starts
 containers, creates one more container without starting it (a kill between
-``create`` and ``start``), and is then killed with ``SIGKILL``: none of its
-cleanup runs. Creating a new :class:`DockerBackend` removes every container
+``create`` and ``start``), and is then killed with ``SIGKILL``, its undertaker
+first (``tests/security/test_host_death.py`` shows that one at work): none of
+its cleanup runs. Creating a new :class:`DockerBackend` removes every container
 whose owner on this host is gone, and nothing else: not the containers of a
 live process, not those of another host sharing the engine.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -43,7 +45,8 @@ CRASHING_HOST = textwrap.dedent("""
     created = api.create_container(config.image,
                                    host_config=api.create_host_config(**kwargs["host_config"]),
                                    **kwargs["container"])
-    print(json.dumps({{"created": created["Id"]}}), flush=True)
+    from toolscript.runtime.backends.docker import undertaker
+    print(json.dumps({{"created": created["Id"], "undertaker": undertaker.pid()}}), flush=True)
     sys.stdin.read()  # until killed
 """)
 
@@ -72,6 +75,12 @@ def killed_host(docker_client: Any, image: str) -> Iterator[tuple[int, list[dict
         line = host.stdout.readline()
         assert line, "the host process did not start its containers"
         created = json.loads(line)["created"]
+        # Killed with its host (a whole cgroup, say): the last net is what is tested here.
+        undertaker = json.loads(line)["undertaker"]
+        watch = os.pidfd_open(undertaker)
+        os.kill(undertaker, signal.SIGKILL)
+        assert select.select([watch], [], [], 30)[0], "the undertaker did not die"
+        os.close(watch)
         left = _owned_by(docker_client, host.pid)
         assert created in {c["Id"] for c in left}
         assert len(left) == 3, left  # the two pool containers and the one never started
