@@ -888,6 +888,7 @@ class ModuleFacade:
 
     def __init__(self, name: str, members: Mapping[str, Any]) -> None:
         object.__setattr__(self, "_facade_name", name)
+        object.__setattr__(self, "__name__", name)  # "cannot import name 'X' from 'json'"
         for key, value in members.items():
             object.__setattr__(self, key, value)
 
