@@ -125,7 +125,7 @@ def _upper_items(body: bytes | bytearray, start: int, end: int) -> tuple[int, in
     return 1 + opens + body.count(b",", start, end) + body.count(b":", start, end), opens
 
 
-def _nests_deeper(body: bytes | memoryview, limit: int) -> bool | None:
+def nests_deeper(body: bytes | memoryview, limit: int) -> bool | None:
     """Whether the containers of a JSON text nest more than ``limit`` deep, told from
     its bytes (C-speed passes), or None when a string holds a bracket (then the
     decoded value is walked).
@@ -199,7 +199,7 @@ def check_size(body: bytes | bytearray, bounds: WireBounds = DEFAULT_BOUNDS,
         return 0
     view = memoryview(body)[start:stop]
     try:
-        deeper = _nests_deeper(view, bounds.max_depth)
+        deeper = nests_deeper(view, bounds.max_depth)
     finally:
         view.release()
     if deeper is None:

@@ -36,7 +36,9 @@ from toolscript.errors import ConfigurationError, ToolDefinitionError
 
 ROOT = Path(__file__).resolve().parents[2]
 
-INTERNAL_REASONS = frozenset({"idle", "killed", "aborted"})
+# ``outside_run`` ends script code a garbage collector runs in another thread after or
+# beside its run: it is raised there and swallowed, never a run's error type.
+INTERNAL_REASONS = frozenset({"idle", "killed", "aborted", "outside_run"})
 """Abort and death reasons that never reach a result: ``idle`` (between runs),
 ``killed`` (reported as ``sandbox_crashed`` or ``timeout``), ``aborted`` (the
 default of an abort that a more specific one always replaces)."""

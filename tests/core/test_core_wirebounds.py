@@ -21,8 +21,8 @@ from toolscript.sandbox.protocol import (
     count_items,
     decode_body,
     encode_frame,
+    nests_deeper,
 )
-from toolscript.sandbox.protocol import _nests_deeper as nests_deeper
 
 from toolscript import Limits, Runtime, tool
 from toolscript.errors import ConfigurationError
