@@ -50,7 +50,7 @@ def test_failing_script_exits_1_with_typed_error(tmp_path: Path) -> None:
     assert "ZeroDivisionError" in done.stderr
     assert done.stdout == "" and "before\n" in done.stderr
     policy = tmp_path / "policy.py"
-    policy.write_text("import os\n")
+    policy.write_text("exec('1')\n")
     done = cli("run", str(policy))
     assert done.returncode == 1 and "error [policy_error]" in done.stderr
 
