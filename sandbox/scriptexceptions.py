@@ -16,6 +16,8 @@ BaseException, object]``).
 from __future__ import annotations
 
 import builtins as _builtins
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 
@@ -44,9 +46,7 @@ SCRIPT_SIGNALS: tuple[type[BaseException], ...] = (KeyboardInterrupt, SystemExit
 _REPLACED = {cls.__name__: cls for cls in SCRIPT_SIGNALS}
 
 
-def builtin_exceptions() -> dict[str, type[BaseException]]:
-    """Every exception class of ``builtins`` by its name, the host's signals
-    replaced by the script's own classes."""
+def _collect_builtin_exceptions() -> dict[str, type[BaseException]]:
     table: dict[str, type[BaseException]] = {}
     for name in dir(_builtins):
         value = getattr(_builtins, name)
@@ -54,6 +54,17 @@ def builtin_exceptions() -> dict[str, type[BaseException]]:
                 value, BaseException):
             table[name] = _REPLACED.get(name, value)
     return table
+
+
+_BUILTIN_EXCEPTIONS: Mapping[str, type[BaseException]] = MappingProxyType(
+    _collect_builtin_exceptions())
+
+
+def builtin_exceptions() -> Mapping[str, type[BaseException]]:
+    """Every exception class of ``builtins`` by its name, the host's signals
+    replaced by the script's own classes (built once, at import: a run's
+    builtins are made twice per fresh run)."""
+    return _BUILTIN_EXCEPTIONS
 
 
 def import_refused(module: str, message: str, relative: bool) -> None:
