@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import sys
 
 from .. import modules, zonedata
 
@@ -29,6 +30,12 @@ LAZY_IMPORTS: tuple[str, ...] = (
 )
 """Imported by the standard library or the server inside functions."""
 
+WALL_MODULES: tuple[str, ...] = tuple(f"{__package__}.{name}" for name in (
+    "libc", "landlock", "namespaces", "privileges", "seccomp", "syscalls", "view",
+)) if sys.platform.startswith("linux") else ()
+"""The walls' own modules (Linux only), imported inside functions: imported once in a
+fork server, not again after the fork in every sandbox it starts."""
+
 SHARED_LIBRARIES: tuple[str, ...] = ("libgcc_s.so.1",)
 """Loaded by the C library on demand (thread exit unwinding): loaded now instead."""
 
@@ -37,7 +44,8 @@ def preload() -> list[str]:
     """Import everything listed above; return what could not be loaded."""
     failed = []
     for name in (*modules.DEFAULT_MODULES, *modules.OPTIONAL_MODULES,
-                 *sorted(modules.INTERNAL_IMPORTS), *LAZY_IMPORTS):
+                 *sorted(modules.INTERNAL_IMPORTS), *LAZY_IMPORTS,
+                 *WALL_MODULES):
         try:
             importlib.import_module(name)
         except ImportError:
