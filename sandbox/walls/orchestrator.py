@@ -116,6 +116,24 @@ def prepare_view(config: WallConfig) -> None:
             enter(read_paths(config))
         except OSError as exc:
             _VIEW_REFUSED[:] = [str(exc)]
+    if os.geteuid() == 0:
+        _release_view_capabilities()
+
+
+def _release_view_capabilities() -> None:
+    """What only the view needed leaves the fork server before any child is forked:
+    ``CAP_SYS_CHROOT`` always, ``CAP_SYS_ADMIN`` where the network is isolated already (a
+    docker fork server: its children have nothing left to unshare). A root host's fork
+    server keeps ``CAP_SYS_ADMIN`` for its children's network namespaces; each child drops
+    every capability before any script either way."""
+    from . import privileges
+    from .namespaces import interfaces
+
+    caps = [privileges.CAP_SYS_CHROOT]
+    with contextlib.suppress(OSError):
+        if not interfaces():
+            caps.append(privileges.CAP_SYS_ADMIN)
+    privileges.drop_capabilities(tuple(caps))
 
 
 def _private_view(config: WallConfig, report: Report) -> None:

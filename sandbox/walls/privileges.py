@@ -38,6 +38,10 @@ class _CapData(ctypes.Structure):
 
 
 _capset = function("capset", ctypes.c_int, ctypes.POINTER(_CapHeader), ctypes.POINTER(_CapData))
+_capget = function("capget", ctypes.c_int, ctypes.POINTER(_CapHeader), ctypes.POINTER(_CapData))
+
+CAP_SYS_CHROOT = 18
+CAP_SYS_ADMIN = 21
 
 
 def set_no_new_privs() -> None:
@@ -75,6 +79,30 @@ def clear_capabilities() -> None:
     """Empty the effective, permitted and inheritable sets (always allowed: it only lowers)."""
     header = _CapHeader(_CAP_VERSION_3, 0)
     data = (_CapData * 2)()
+    checked(_capset(ctypes.byref(header), data), "capset")
+
+
+def drop_capabilities(caps: tuple[int, ...]) -> None:
+    """Drop ``caps`` from every set of this process (bounding, effective, permitted,
+    inheritable) and keep the others: a fork server gives up, once its private view
+    stands, what only the view needed. Dropping from the bounding set needs
+    ``CAP_SETPCAP``; without it the bounding set is left as it is (a process without
+    ``CAP_SETPCAP`` was never given these either)."""
+    for cap in caps:
+        try:
+            prctl(PR_CAPBSET_DROP, cap, what="PR_CAPBSET_DROP")
+        except OSError as exc:
+            if exc.errno != errno.EPERM:
+                raise
+    header = _CapHeader(_CAP_VERSION_3, 0)
+    data = (_CapData * 2)()
+    checked(_capget(ctypes.byref(header), data), "capget")
+    for cap in caps:
+        mask = ~(1 << (cap % 32)) & 0xFFFFFFFF
+        entry = data[cap // 32]
+        entry.effective &= mask
+        entry.permitted &= mask
+        entry.inheritable &= mask
     checked(_capset(ctypes.byref(header), data), "capset")
 
 

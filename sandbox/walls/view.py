@@ -17,12 +17,25 @@ Every other path of the host does not exist there. Mount events do not
 propagate back (the tree is made private first). A fork server does this once
 and its children share the view (a fork shares the mount namespace), so a
 forked sandbox pays nothing for it.
+
+The new root replaces the old one with ``pivot_root`` and the old root is
+detached. Where a seccomp filter refuses ``pivot_root`` (Docker's default
+profile does, even with ``CAP_SYS_ADMIN``; the docker fork server of
+``isolation="process"`` starts with that and ``CAP_SYS_CHROOT`` for this
+alone), the new root is moved onto ``/`` (``MS_MOVE``) and the process
+changes its root to it (``chroot``), as ``switch_root`` does: the old tree stays mounted
+underneath, out of every path and out of ``/proc/self/mountinfo``, and
+leaving a ``chroot`` needs ``CAP_SYS_CHROOT`` (or ``CAP_SYS_ADMIN`` to
+unmount), which no sandbox holds, or a descriptor of a directory outside
+(a sandbox keeps none), and a chrooted process may not create a user
+namespace.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 import platform
 import stat
@@ -37,6 +50,7 @@ MS_NODEV = 0x4
 MS_NOEXEC = 0x8
 MS_REMOUNT = 0x20
 MS_BIND = 0x1000
+MS_MOVE = 0x2000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 MNT_DETACH = 0x2
@@ -48,6 +62,7 @@ _unshare = function("unshare", ctypes.c_int, ctypes.c_int)
 _mount = function("mount", ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
                   ctypes.c_ulong, ctypes.c_char_p)
 _umount2 = function("umount2", ctypes.c_int, ctypes.c_char_p, ctypes.c_int)
+_chroot = function("chroot", ctypes.c_int, ctypes.c_char_p)
 
 _ENTERED: list[str] = []
 """How this process (or the fork server it was forked from) entered its view."""
@@ -89,16 +104,34 @@ def enter(paths: Iterable[str]) -> str:
     os.makedirs(base + "/proc", exist_ok=True)
     _do_mount("proc", base + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "hidepid=invisible,subset=pid")
+    switched = _switch_root(base, machine)
+    _do_mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    how = (f"its own mount namespace: {len(keep)} read-only paths and a /proc that shows no "
+           f"other user's process{switched}")
+    _ENTERED[:] = [how]
+    return how
+
+
+def _switch_root(base: str, machine: str) -> str:
+    """Make ``base`` this process's root, with the old root out of reach; return how if
+    not the usual way (``pivot_root``)."""
     os.makedirs(base + _OLD_ROOT, exist_ok=True)
-    syscall(_PIVOT_ROOT[machine], base.encode(), (base + _OLD_ROOT).encode(), what="pivot_root")
+    try:
+        syscall(_PIVOT_ROOT[machine], base.encode(), (base + _OLD_ROOT).encode(),
+                what="pivot_root")
+    except OSError as exc:
+        if exc.errno != errno.EPERM:  # refused by a filter, not by the kernel's rules
+            raise
+        os.rmdir(base + _OLD_ROOT)
+        os.chdir(base)
+        _do_mount(".", "/", None, MS_MOVE)
+        checked(_chroot(b"."), "chroot(new root)")
+        os.chdir("/")
+        return " (moved onto / and chrooted into: pivot_root is refused here)"
     os.chdir("/")
     checked(_umount2(_OLD_ROOT.encode(), MNT_DETACH), "umount2(old root)")
     os.rmdir(_OLD_ROOT)
-    _do_mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    how = (f"its own mount namespace: {len(keep)} read-only paths and a /proc that shows no "
-           "other user's process")
-    _ENTERED[:] = [how]
-    return how
+    return ""
 
 
 def visible_pids() -> list[int]:

@@ -114,10 +114,11 @@ def test_container_isolation_stays_the_default(docker_client: Any, image: str) -
 
 def test_forked_session_is_walled(plain: Runtime) -> None:
     report = plain.isolation()
-    # A known limit of a shared container, reported as such: one mount and pid namespace
-    # for all its sessions (a private view needs CAP_SYS_ADMIN, which it does not get).
-    assert {w.name for w in report.missing()} == {"private_view"}, report.format()
-    assert "unshare(CLONE_NEWNS)" in report["private_view"].detail
+    assert report.missing() == [], report.format()
+    # The fork server's view, shared by its sessions: Docker's seccomp profile refuses
+    # pivot_root, so the new root was moved onto / and chrooted into; checked from inside.
+    assert "chrooted" in report["private_view"].detail, report.format()
+    assert "verified: /proc shows only itself" in report["private_view"].detail
     assert "is this sandbox's alone" in report["task_budget"].detail  # a uid of its own
     assert "all five capability sets are empty" in report["capabilities"].detail
     assert "verified" in report["seccomp"].detail  # our filter, on top of Docker's profile
@@ -189,8 +190,9 @@ def _status(pid: int) -> dict[str, str]:
 def test_the_fork_server_is_root_with_only_its_three_capabilities(
         docker_client: Any, hooked: Runtime) -> None:
     """The container's fork server (this host sees its pid) holds SETUID, SETGID and
-    SETPCAP and nothing else, under no_new_privs; every other container setting is a
-    sandbox container's."""
+    SETPCAP and nothing else, under no_new_privs: the container's SYS_ADMIN and SYS_CHROOT
+    were for its private view alone, and are gone from every set, the bounding set too;
+    every other container setting is a sandbox container's."""
     session = Session(hooked)
     container = session.handle.container
     status = _status(container.zygote_pid)
@@ -201,8 +203,8 @@ def test_the_fork_server_is_root_with_only_its_three_capabilities(
     assert int(status["CapInh"], 16) == 0 and int(status["CapAmb"], 16) == 0
     assert status["NoNewPrivs"] == "1"
     host = docker_client.api.inspect_container(container.id)["HostConfig"]
-    assert host["CapDrop"] == ["ALL"] and sorted(host["CapAdd"]) == ["SETGID", "SETPCAP",
-                                                                    "SETUID"]
+    assert host["CapDrop"] == ["ALL"] and sorted(host["CapAdd"]) == [
+        "SETGID", "SETPCAP", "SETUID", "SYS_ADMIN", "SYS_CHROOT"]
     assert host["ReadonlyRootfs"] and host["NetworkMode"] == "none"
     assert host["SecurityOpt"] == ["no-new-privileges"]  # Docker's default seccomp profile
     assert not host["Privileged"] and host["PidsLimit"] == container.config.pids_limit

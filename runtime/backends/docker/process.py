@@ -40,12 +40,16 @@ when the fork server reports the exit.
 
 What the sessions of one container share: the container's cgroup limits
 (memory, CPU), which are therefore sized for ``sessions_per_container``
-sessions, and its kernel namespaces (mount and pid: a private view needs
-``CAP_SYS_ADMIN``, which the container does not get). What keeps them apart: each is
-its own process and session, its Landlock domain lets it read only the Python
-installation (so no other session's ``/proc/<pid>``) and signal only itself,
-its seccomp filter admits no ``kill``/``ptrace``/``process_vm_*`` of others,
-and its rlimits bound its own memory and CPU.
+sessions, and the fork server's private view (``private_view``: a mount
+namespace whose root holds only the read paths, read-only, and a ``/proc``
+with ``hidepid=invisible``; made once by the fork server with
+:data:`VIEW_CAPS`, which it drops from every set, the bounding set included,
+before it forks anything). What keeps them apart: each is its own process,
+session and uid, so that ``/proc`` shows it no other session's process; its
+view has no writable path, so no file of another session; its Landlock domain
+lets it read only the Python installation and signal only itself, its seccomp
+filter admits no ``kill``/``ptrace``/``process_vm_*`` of others, and its
+rlimits bound its own memory and CPU.
 """
 
 from __future__ import annotations
@@ -103,6 +107,7 @@ class Registry(Protocol):
 __all__ = [
     "FORK_SERVER_CAPS",
     "REFILL_HOLD_S",
+    "VIEW_CAPS",
     "ContainerProcessHandle",
     "ProcessIsolation",
     "ZygoteContainer",
@@ -122,6 +127,12 @@ FORK_SERVER_CAPS = ("SETUID", "SETGID", "SETPCAP")
 """The only capabilities of a fork server's container: to give each child its own uid
 (``SETUID``/``SETGID``) and an empty bounding set (``SETPCAP``). A child drops all three
 with its uid, before its walls go up."""
+
+VIEW_CAPS = ("SYS_ADMIN", "SYS_CHROOT")
+"""What a fork server's container also gets, for its private view alone (a mount
+namespace, and ``chroot``, since Docker's seccomp profile refuses ``pivot_root``): the
+fork server drops both from every capability set, the bounding set included, right after
+making the view, before it forks a session (``walls.orchestrator.prepare_view``)."""
 
 REFILL_HOLD_S = 0.02
 """Longest a pool refill waits for the sessions just handed out to answer their first run."""
@@ -493,7 +504,9 @@ def session_walls(container: ZygoteContainer) -> dict[str, str]:
                  f"{container.uids.stop}), given by its fork server"),
         "capabilities": ("the container drops every capability but "
                          f"{', '.join(FORK_SERVER_CAPS)} (its fork server's), which each "
-                         "session drops with its uid"),
+                         "session drops with its uid, and "
+                         f"{', '.join(VIEW_CAPS)} (its private view's), which the fork "
+                         "server drops before it forks a session"),
         "process_limit": (f"container pids_limit {container.config.pids_limit} = "
                           f"{container.max_sessions} sessions x {container.task_budget} "
                           f"+ {_ZYGOTE_PIDS}"),
@@ -502,11 +515,11 @@ def session_walls(container: ZygoteContainer) -> dict[str, str]:
 
 def fork_server_kwargs(kwargs: dict[str, Any], uids: UidBlock, budget: int) -> dict[str, Any]:
     """``kwargs`` of :meth:`~.backend.ContainerConfig.create_kwargs` for a fork server's
-    container: root inside it with only :data:`FORK_SERVER_CAPS` (every other setting as
-    for any sandbox container), ``uids`` to give its sessions and ``budget`` as their
-    ``RLIMIT_NPROC``."""
+    container: root inside it with only :data:`FORK_SERVER_CAPS` and, for as long as it
+    makes its private view, :data:`VIEW_CAPS` (every other setting as for any sandbox
+    container), ``uids`` to give its sessions and ``budget`` as their ``RLIMIT_NPROC``."""
     kwargs["container"]["user"] = "0:0"
-    kwargs["host_config"]["cap_add"] = list(FORK_SERVER_CAPS)
+    kwargs["host_config"]["cap_add"] = [*FORK_SERVER_CAPS, *VIEW_CAPS]
     walls = {"uid_range": [uids.start, uids.stop], "max_processes": budget}
     command = list(kwargs["container"].get("command") or [])
     kwargs["container"]["command"] = [*command, "--walls", json.dumps(walls)]
