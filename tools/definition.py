@@ -60,6 +60,7 @@ __all__ = [
     "Tool",
     "ToolOptions",
     "check_tool_name",
+    "not_a_tool_message",
     "register_schema_tool",
 ]
 
@@ -106,6 +107,27 @@ def check_tool_name(name: object) -> str:
             f"invalid tool name {name!r}: it is a Python keyword; pass name= to choose another"
         )
     return name
+
+
+ACCEPTED_TOOLS = (
+    "a function (or any callable), a function decorated with @tool, a Tool, "
+    "Tool.from_schema(...), a TwoPhase pair, a tool source (an object with a tools() "
+    "method, such as MCPToolSource or OpenAPISource), or a tool of another framework: "
+    "a pydantic-ai Tool, an OpenAI Agents SDK FunctionTool, a LangChain BaseTool or "
+    "StructuredTool, a smolagents Tool"
+)
+"""What ``Runtime(tools=[...])`` accepts, as error messages name it."""
+
+
+def not_a_tool_message(obj: object) -> str:
+    """The error text for an object that cannot become a tool, naming what can."""
+    shown = repr(obj)
+    if len(shown) > 200:
+        shown = shown[:200] + "..."
+    return (
+        f"cannot use {shown} (a {type(obj).__module__}.{type(obj).__qualname__}) as a tool: "
+        f"a tool is {ACCEPTED_TOOLS}"
+    )
 
 
 @dataclass(frozen=True)
@@ -254,7 +276,7 @@ class Tool:
         if isinstance(func, Tool):
             func = func.func
         if not callable(func):
-            raise ToolDefinitionError(f"a tool must wrap a callable, got {func!r}")
+            raise ToolDefinitionError(not_a_tool_message(func))
         if inspect.isasyncgenfunction(func):
             raise ToolDefinitionError(
                 f"{_label(func)}: async generators cannot be tools; return a list instead"

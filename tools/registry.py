@@ -10,6 +10,7 @@ from typing import Any
 from toolscript.errors import ToolDefinitionError
 
 from .definition import Tool
+from .frameworks import as_tool
 from .twophase import TwoPhase
 
 __all__ = ["RESERVED_NAMES", "ToolRegistry"]
@@ -34,7 +35,9 @@ class ToolRegistry:
     ) -> None:
         """Register ``tools`` (a :class:`TwoPhase` pair registers both its tools; a
         tool source — an object with a ``tools()`` method returning tools, such as
-        ``MCPToolSource`` or ``OpenAPISource`` — registers what ``tools()`` returns).
+        ``MCPToolSource`` or ``OpenAPISource`` — registers what ``tools()`` returns;
+        a pydantic-ai ``Tool``, Agents SDK ``FunctionTool``, LangChain ``BaseTool`` or
+        smolagents ``Tool`` is converted: see :mod:`toolscript.tools.frameworks`).
 
         Raises:
             ToolDefinitionError: a bad or reserved name, or a duplicate.
@@ -43,7 +46,7 @@ class ToolRegistry:
         reserved_names = RESERVED_NAMES | frozenset(reserved)
         by_name: dict[str, Tool] = {}
         for item in _flatten(tools):
-            t = item if isinstance(item, Tool) else Tool.from_function(item)
+            t = as_tool(item)
             if t.name in reserved_names:
                 raise ToolDefinitionError(
                     f"tool name {t.name!r} is reserved: it would shadow "
