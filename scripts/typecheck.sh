@@ -13,5 +13,6 @@ trap 'rm -rf "$tree"' EXIT
 mkdir -p "$tree/toolscript"
 for f in toolscript/*.py toolscript/py.typed; do ln -s "$root/$f" "$tree/toolscript/$(basename "$f")"; done
 for pkg in runtime sandbox tools; do ln -s "$root/$pkg" "$tree/toolscript/$pkg"; done
+ln -s "$root/toolscript/integrations" "$tree/toolscript/integrations"  # toolscript/ subpackages
 cd "$tree"
 python3 -m mypy --config-file "$root/pyproject.toml" -p toolscript "$@"

@@ -21,7 +21,7 @@ limits, audit and event hooks::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from toolscript.integrations.common import (
     DEFAULT_MAX_RESULT_CHARS,
@@ -72,7 +72,7 @@ class RunScriptTool(BaseTool):
     name: str = "run_script"
     description: str = ""
     args_schema: type[BaseModel] = RunScriptInput
-    response_format: str = "content_and_artifact"
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     handle_tool_error: bool = True
     handle_validation_error: Any = None  # set in __init__: toolscript's invalid_arguments text
     script: Any = None
