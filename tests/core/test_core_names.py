@@ -47,9 +47,14 @@ default of an abort that a more specific one always replaces)."""
 # -- error types -------------------------------------------------------------------
 
 
+ERROR_TABLES = ROOT / "docs" / "guide" / "limits.md"
+"""The guide page with the error-type tables (the README links to it)."""
+
+
 def _readme_table(header: str) -> set[str]:
-    """The backticked names in the first column of the README table under ``header``."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The backticked names in the first column of the docs table under ``header``
+    (in :data:`ERROR_TABLES`)."""
+    text = ERROR_TABLES.read_text(encoding="utf-8")
     start = text.index(f"| `{header}` | meaning |")
     names: set[str] = set()
     for line in text[start:].splitlines()[2:]:

@@ -190,11 +190,12 @@ def test_terminal_approval_all_calls_of_a_tool(make_runtime: Any) -> None:
 
 # --- attacks on policies -------------------------------------------------------------
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "guide" / "approval.md"
+"""The approval guide, whose first TOML block is the example policy (once the README's)."""
 
 
 def readme_policy() -> str:
-    """The example policy of the README (its first TOML block), as written there."""
+    """The example policy of the approval guide (its first TOML block), as written there."""
     text = README.read_text("utf-8")
     start = text.index("```toml\n") + len("```toml\n")
     block = text[start:text.index("```", start)]
