@@ -1,7 +1,7 @@
 """The host's stable names, in one place: backends, approval modes, error types.
 
 Everything that accepts or reports one of these names (``Runtime(backend=...)``,
-config profiles, the CLI's ``choices``, the README) takes it from here, so a
+config profiles, the CLI's ``choices``, the docs) takes it from here, so a
 new backend or approval mode is added once. Error types and the sandbox's
 builtin names are produced inside the sandbox too, so they are defined in
 :mod:`toolscript.sandbox.names` and re-exported here; the default module list

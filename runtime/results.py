@@ -10,7 +10,7 @@ from typing import Any
 class RunError:
     """Why a run or a tool call failed.
 
-    ``type`` is a stable string (see README "Error types"); ``message`` says
+    ``type`` is a stable string (every one is listed in docs/guide/limits.md); ``message`` says
     what happened and, where possible, what to do instead; ``details`` holds
     extra fields such as ``line``, ``column``, ``tool`` or ``exception``.
     """

@@ -1,8 +1,8 @@
 """Stable names shared by the sandbox and the host: error types and builtin names.
 
 ``RunResult.error.type`` and a failed call's ``tool_error_type`` are a public
-contract (the README's error table lists them, and a test checks that the
-table and the code agree with this module). They are produced on both sides
+contract (the error tables of docs/guide/limits.md list them, and a test checks that
+the tables and the code agree with this module). They are produced on both sides
 of the protocol, so they live in the sandbox package, which the host may
 import and which may not import the host.
 """
