@@ -4,6 +4,7 @@ public name of ``toolscript``."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zlib
@@ -37,3 +38,20 @@ def test_docs_site_builds_strict(tmp_path: Path) -> None:
     documented = _inventory_names(site)
     missing = [name for name in toolscript.__all__ if f"toolscript.{name}" not in documented]
     assert not missing, f"public names without a reference entry (docs/reference/): {missing}"
+
+
+README_MAX_LINES = 250
+"""The README is the front door (issue 29): what it is, set-up, a short tour,
+the backends, links; everything else lives in the guide (docs/guide/)."""
+
+
+def test_readme_is_a_front_door() -> None:
+    """The README stays short, and every relative link in it names a file of the
+    repository (mkdocs checks docs/ only: the README is outside its docs_dir)."""
+    text = (REPO / "README.md").read_text("utf-8")
+    assert len(text.splitlines()) <= README_MAX_LINES
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    relative = [t for t in targets if "://" not in t]
+    assert any(t.startswith("docs/guide/") for t in relative)
+    dead = [t for t in relative if not (REPO / t).exists()]
+    assert not dead, f"README links to files that do not exist: {dead}"
