@@ -168,6 +168,8 @@ def preload() -> None:
              *sorted(modules.INTERNAL_IMPORTS), *LAZY_STDLIB_IMPORTS,
              *(f"encodings.{name}" for name in PRELOADED_ENCODINGS)]
     for name in names:
+        if name in modules.WRITTEN_IN_SANDBOX:
+            continue
         try:
             importlib.import_module(name)
         except (ImportError, OSError):  # pragma: no cover - missing from this build

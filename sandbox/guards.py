@@ -399,8 +399,10 @@ class Guards:
             match_args = cls.__dict__.get("__match_args__")
             if type(match_args) is tuple:
                 check_field_names(f"class {name}", match_args)
-            if "__exit__" in cls.__dict__:
-                type.__setattr__(cls, "__exit__", _exit_without_traceback(cls.__dict__["__exit__"]))
+            for exit_name in ("__exit__", "__aexit__"):  # ``__aexit__``'s coroutine likewise
+                if exit_name in cls.__dict__:
+                    type.__setattr__(cls, exit_name,
+                                     _exit_without_traceback(cls.__dict__[exit_name]))
             self.classes.add(cls)
         return cls
 

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from . import audithook, watchdog
+from . import asyncsupport, audithook, watchdog
 from .builtins import BuiltinFunction, make_builtins
 from .codec import NotJSONData, json_size, to_json_data
 from .defaults import (
@@ -26,11 +26,17 @@ from .defaults import (
 )
 from .guards import AbortState, Guards, SandboxAbort
 from .modules import DEFAULT_MODULES, ModuleTable
-from .policy import SCRIPT_FILENAME, PolicyViolation, SyntaxProblem, compile_script
+from .policy import (
+    ASYNC_VALUE_NAME,
+    SCRIPT_FILENAME,
+    PolicyViolation,
+    SyntaxProblem,
+    compile_script,
+)
 from .toolcalls import SCRIPT_EXCEPTIONS, HostLink, ToolCaller, ToolError, ToolStub, error_label
 
 _GUARD_NAMES = frozenset({"__builtins__", "__name__", "_getattr_", "_write_", "_write_private_",
-                          "_pow_", "_lshift_", "_check_abort_"})
+                          "_pow_", "_lshift_", "_check_abort_", "_defer_"})
 
 
 @dataclass(frozen=True)
@@ -142,6 +148,7 @@ class Interpreter:
                 "_pow_": guards.pow,
                 "_lshift_": guards.lshift,
                 "_check_abort_": guards.check_abort,
+                "_defer_": asyncsupport.defer,
             }
         )
 
@@ -226,8 +233,14 @@ class Interpreter:
         self.caller.host_decimal = decimal.getcontext()
         try:
             with decimal.localcontext():
-                exec(compiled.body, self.namespace)
-                if compiled.final_expression is not None:
+                asyncsupport.bind(self.caller, self.abort, limits.wall_s)
+                if compiled.awaits:  # the top level awaits: a coroutine for the loop
+                    asyncsupport.run_script(eval(compiled.body, self.namespace))
+                else:
+                    exec(compiled.body, self.namespace)
+                if compiled.has_value:
+                    value = self.namespace.pop(ASYNC_VALUE_NAME, None)
+                elif compiled.final_expression is not None:
                     value = eval(compiled.final_expression, self.namespace)
                 self.abort.raise_if_set()
                 if value is None:

@@ -182,6 +182,25 @@ CLASSES: tuple[Capability, ...] = tuple(
              "(toolscript.sandbox.pathfacade): every answer is a str, bool or a new facade "
              "path; no real path object, flavour, parser module or concrete Path class, no "
              "__fspath__", "pathlib.PurePath pathlib.PurePosixPath")
+    + _group("asyncio", STAND_IN, "the sandbox's own loop objects (toolscript.sandbox."
+             "asyncsupport): a task or future holds a result or an exception of the script's "
+             "own run; the coroutine, the loop and the callbacks are private names; type() is a "
+             "stand-in, so no script builds one around its own callback or another loop",
+             "asyncio.Task asyncio.Future asyncio._Gathering asyncio.Timeout")
+    + _group("tools", STAND_IN, "a tool call made from async code: the stub and its "
+             "JSON-checked arguments (private names); awaiting it sends the call through the "
+             "same host path as a direct call or parallel(); type() is a stand-in shown as "
+             "'tool_call'", "tool_call")
+    + _group("asyncio", RESTRICTED, "written in the sandbox over its single-threaded loop: "
+             "no I/O, no threads, no loop object; waits end when the run is aborted",
+             "asyncio.TaskGroup asyncio.Semaphore asyncio.BoundedSemaphore asyncio.Lock "
+             "asyncio.Event asyncio.Queue")
+    + _group("asyncio", REAL, _EXCEPTIONS + "; the sandbox's own classes under asyncio's "
+             "names", "asyncio.CancelledError asyncio.InvalidStateError asyncio.QueueEmpty "
+             "asyncio.QueueFull")
+    + _group("builtins", REAL, "the awaitables of an async generator's asend/athrow/aclose: "
+             "they drive the script's own async generator, like a generator's send/throw; "
+             "no frame or code attribute", "async_generator_asend async_generator_athrow")
     + _group("calendar", REAL, _VALUES + " (optional module); the localized name lists "
              "are read-only to scripts", "calendar.Calendar calendar.IllegalMonthError "
              "calendar.IllegalWeekdayError calendar._localized_day calendar._localized_month")
@@ -332,6 +351,11 @@ BUILTINS: dict[str, str] = {
 names, which the policy refuses to compile), with its rule."""
 
 FACADE_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "asyncio": ("run", "sleep", "gather", "create_task", "ensure_future", "shield",
+                "wait_for", "wait", "as_completed", "timeout", "timeout_at", "current_task",
+                "iscoroutine", "get_event_loop", "get_running_loop", "new_event_loop",
+                "to_thread", "run_coroutine_threadsafe", "create_subprocess_exec",
+                "open_connection"),
     "collections": ("namedtuple",),
     "copy": ("copy", "deepcopy"),
     "csv": ("field_size_limit",),
@@ -407,6 +431,13 @@ MODULES: dict[str, ModuleDecision] = {decision.name: decision for decision in (
                    "maxsize, byteorder, float_info, int_info...), getrecursionlimit and an empty "
                    "argv; no exit; nothing of the real "
                    "sys state (modules, streams, frames, hooks, setters)"),
+    ModuleDecision("asyncio", RESTRICTED, "written in the sandbox "
+                   "(toolscript.sandbox.asynciofacade) over its own single-threaded loop with "
+                   "no I/O: run, sleep (the clock jumps; skipped time counts against the wall "
+                   "limit), gather/TaskGroup (tool calls batched like parallel()), wait_for, "
+                   "timeout, Semaphore, Lock, Event, Queue; the loop object, threads, "
+                   "subprocesses and sockets are refused with a substitute; the real asyncio "
+                   "is never imported"),
     ModuleDecision("pathlib", FACADE, "PurePath and PurePosixPath written in the sandbox "
                    "over the path's text; no Path, PosixPath or file system access"),
     ModuleDecision("zoneinfo", FACADE, "zones from tz data read before the script starts; "

@@ -23,7 +23,7 @@ import random as _random
 from collections.abc import Callable
 from typing import Any
 
-from . import classfacades, datafacades, pathfacade, sysfacade, zonedata
+from . import asynciofacade, classfacades, datafacades, pathfacade, sysfacade, zonedata
 from .guards import Guards, ModuleFacade
 
 DEFAULT_MODULES: tuple[str, ...] = (
@@ -31,12 +31,16 @@ DEFAULT_MODULES: tuple[str, ...] = (
     "itertools", "functools", "dataclasses", "typing", "string", "decimal", "fractions",
     "random", "operator", "textwrap", "time", "enum", "heapq", "bisect", "copy",
     "unicodedata", "hashlib", "base64", "csv", "io", "uuid", "zoneinfo", "queue", "sys",
-    "pathlib",
+    "pathlib", "asyncio",
 )
 """Modules a script may import unless the runtime is configured otherwise."""
 
 OPTIONAL_MODULES: tuple[str, ...] = ("calendar",)
 """Further modules with facades that a runtime may allow."""
+
+WRITTEN_IN_SANDBOX: frozenset[str] = frozenset({"asyncio"})
+"""Modules whose facade is written in the sandbox and never imports the real one:
+not preloaded (the real ``asyncio`` would import sockets, selectors, threads)."""
 
 _EXCLUDED: dict[str, frozenset[str]] = {
     "functools": frozenset({"singledispatch", "singledispatchmethod"}),
@@ -187,6 +191,7 @@ _DATA_FACADES: dict[str, Callable[[Guards], dict[str, Any]]] = {
     "zoneinfo": lambda guards: zonedata.zoneinfo_members(),
     "sys": lambda guards: sysfacade.sys_members(),
     "pathlib": lambda guards: pathfacade.pathlib_members(),
+    "asyncio": lambda guards: asynciofacade.asyncio_members(),
 }
 """Facades built from an explicit member list (see :mod:`.datafacades`)."""
 

@@ -130,7 +130,7 @@ ALLOWED_DUNDER_METHODS = frozenset(
         "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
         "__bool__", "__len__", "__iter__", "__next__", "__reversed__",
         "__contains__", "__getitem__", "__setitem__", "__delitem__", "__missing__",
-        "__call__", "__enter__", "__exit__",
+        "__call__", "__enter__", "__exit__", "__aenter__", "__aexit__", "__aiter__", "__anext__",
         "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__",
         "__mul__", "__rmul__", "__imul__", "__truediv__", "__rtruediv__",
         "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__matmul__",
@@ -152,7 +152,7 @@ ENUM_HOOKS = frozenset({"_missing_", "_generate_next_value_"})
 """``enum`` hooks a class body may define: the enum machinery calls them with the
 class and a value, nothing else."""
 
-ASSIGNABLE_DUNDER_METHODS = ALLOWED_DUNDER_METHODS - {"__exit__"}
+ASSIGNABLE_DUNDER_METHODS = ALLOWED_DUNDER_METHODS - {"__exit__", "__aexit__"}
 """Special methods a class body may also bind by assignment (``__radd__ = __add__``,
 ``__hash__ = None``): calling the value is what the script could do itself.
 ``__exit__`` must be a ``def``, which the policy gives an abort check."""
@@ -219,12 +219,6 @@ NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_d
 """The documented underscore API of namedtuples, readable on any namedtuple."""
 
 HINTS = {
-    "AsyncFunctionDef": "async/await is not supported: call tools directly (each call returns "
-    "its result) and use parallel(...) to run several read-only calls at once.",
-    "Await": "async/await is not supported: call tools directly and use parallel(...) for "
-    "concurrency.",
-    "AsyncFor": "async for is not supported: use a plain for loop.",
-    "AsyncWith": "async with is not supported: use a plain with statement or none.",
     "TryStar": "except* is not supported: use a plain except clause.",
 }
 
@@ -239,7 +233,6 @@ IMPORT_SUBSTITUTES: dict[str, str] = {
     "http": "the tools", "httpx": "the tools", "socket": "the tools",
     "threading": "parallel(...) for concurrent tool calls",
     "concurrent.futures": "parallel(...) for concurrent tool calls",
-    "asyncio": "parallel(...) for concurrent tool calls",
     "multiprocessing": "parallel(...) for concurrent tool calls",
     "pickle": "json", "shelve": "json", "marshal": "json",
     "pandas": "lists of dicts with collections, itertools and statistics",
@@ -277,6 +270,16 @@ class CompiledScript:
 
     body: CodeType
     final_expression: CodeType | None
+    awaits: bool = False
+    """The top level awaits: ``eval(body)`` gives a coroutine for the sandbox's loop
+    (:mod:`.asyncsupport`)."""
+    has_value: bool = False
+    """An async script's final expression was compiled into ``body`` as an
+    assignment to :data:`ASYNC_VALUE_NAME`."""
+
+
+ASYNC_VALUE_NAME = "__sandbox_value__"
+"""Where a script whose top level awaits leaves the value of its final expression."""
 
 
 class PolicyViolation(Exception):
@@ -344,7 +347,7 @@ def _is_dotted(node: ast.expr) -> bool:
 GUARD_NAMES = frozenset({
     "__builtins__", "__import__", "__build_class__", "_getattr_", "_write_",
     "_write_private_", "_pow_", "_lshift_", "_ipow_", "_ilshift_", "_augment_", "_bytes_",
-    "_check_abort_", "_match_class_", "_import_refused_",
+    "_check_abort_", "_match_class_", "_import_refused_", "_defer_",
 })
 """Names the compiled script calls or the interpreter relies on: never rebindable.
 Every other builtin name (``print``, ``list``, ``id``...) a script may rebind in its
@@ -363,6 +366,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     allowed_modules: frozenset[str] = frozenset()
     _match_classes = 0
+    _async_scope = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -463,6 +467,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
             node.args.insert(0, node.func)
             node.func = ast.Name("_bytes_", ast.Load())
             copy_locations(node.func, node)
+        if self._async_scope:
+            # a tool called from async code gives an awaitable (asyncsupport.defer)
+            node.func = _call("_defer_", [node.func], node.func)
         return node
 
     # --- arithmetic that can allocate without bound in one C call --------------
@@ -522,10 +529,46 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return node
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
-        result = super().visit_FunctionDef(node)
+        with self._scope(is_async=False):
+            result = super().visit_FunctionDef(node)
         if node.name == "__exit__" and node.col_offset != 0:
             node.body.insert(0, _check_abort_statement(node.body[0]))
         return result
+
+    # --- async code (run by the sandbox's own loop, see asyncsupport) -------------
+    @contextmanager
+    def _scope(self, is_async: bool) -> Iterator[None]:
+        """Inside: whether calls are made from async code (``_defer_`` wraps them)."""
+        outer = self._async_scope
+        self._async_scope = is_async
+        try:
+            yield
+        finally:
+            self._async_scope = outer
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
+        """``async def``, checked as ``def`` is; an ``__aexit__`` gets the abort check an
+        ``__exit__`` gets. Tool calls in its body give awaitables (``_defer_``)."""
+        self.check_name(node, node.name, allow_magic_methods=True)
+        self.check_function_argument_names(node)
+        with self._scope(is_async=True):
+            node = self.node_contents_visit(node)
+        if node.name == "__aexit__" and node.col_offset != 0:
+            node.body.insert(0, _check_abort_statement(node.body[0]))
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> Any:
+        with self._scope(is_async=False):
+            return super().visit_Lambda(node)
+
+    def visit_Await(self, node: ast.Await) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_AsyncFor(self, node: ast.AsyncFor) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> Any:
+        return self.node_contents_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
         if not node.simple and isinstance(node.target, ast.Name):
@@ -543,6 +586,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return node
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Any:
+        with self._scope(is_async=False):
+            return self._visit_class(node)
+
+    def _visit_class(self, node: ast.ClassDef) -> Any:
         self.check_name(node, node.name)
         for statement in node.body:  # ``__radd__ = __add__``, ``__hash__ = None``
             if isinstance(statement, ast.Assign):
@@ -758,22 +805,34 @@ def _compile_quietly(source: str, allowed_modules: frozenset[str], filename: str
     except ValueError as exc:  # NUL bytes: a ValueError before Python 3.11.4
         raise SyntaxProblem(str(exc), None, None, None) from None
     final: ast.Expression | None = None
+    last_value: ast.Expression | None = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = tree.body.pop()
         assert isinstance(last, ast.Expr)
-        final = ast.Expression(body=last.value)
+        final = last_value = ast.Expression(body=last.value)
         ast.copy_location(final, last)
 
+    awaits = top_level_awaits(tree) or (final is not None and top_level_awaits(final))
     errors: list[str] = []
     policy = SandboxPolicy(errors=errors, warnings=[], used_names={})
     policy.allowed_modules = allowed_modules
+    policy._async_scope = awaits
     tree = policy.visit(tree)
     if final is not None:
         final = policy.visit(final)
     if errors:
         raise PolicyViolation(errors)
+    if awaits and final is not None:
+        # evaluated inside the script's coroutine, after the statements before it
+        target = ast.Name(ASYNC_VALUE_NAME, ast.Store())
+        assign = ast.Assign(targets=[target], value=final.body)
+        copy_locations(target, final.body)
+        copy_locations(assign, final.body)
+        tree.body.append(assign)
+        final = None
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if awaits else 0
     try:
-        body = compile(tree, filename, "exec", dont_inherit=True)
+        body = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
         final_code = (compile(final, filename, "eval", dont_inherit=True)
                       if final is not None else None)
     except SyntaxError as exc:
@@ -783,4 +842,26 @@ def _compile_quietly(source: str, allowed_modules: frozenset[str], filename: str
         raise SyntaxProblem(
             exc.msg, exc.lineno, exc.offset, (exc.text or "").rstrip("\n") or None
         ) from None
-    return CompiledScript(body=body, final_expression=final_code)
+    return CompiledScript(body=body, final_expression=final_code,
+                          awaits=bool(awaits and body.co_flags & _CO_COROUTINE),
+                          has_value=awaits and last_value is not None)
+
+
+_CO_COROUTINE = 0x80
+"""``inspect.CO_COROUTINE``: the compiled top level is a coroutine."""
+
+
+def top_level_awaits(tree: ast.AST) -> bool:
+    """True if the module's own statements (not a function, lambda or class body) use
+    ``await``, ``async for``, ``async with`` or an async comprehension."""
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Await, ast.AsyncFor, ast.AsyncWith)) or (
+                    isinstance(child, ast.comprehension) and child.is_async):
+                return True
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                      ast.ClassDef)):
+                pending.append(child)
+    return False

@@ -46,6 +46,8 @@ def preload() -> list[str]:
     for name in (*modules.DEFAULT_MODULES, *modules.OPTIONAL_MODULES,
                  *sorted(modules.INTERNAL_IMPORTS), *LAZY_IMPORTS,
                  *WALL_MODULES):
+        if name in modules.WRITTEN_IN_SANDBOX:
+            continue
         try:
             importlib.import_module(name)
         except ImportError:

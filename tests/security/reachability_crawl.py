@@ -22,6 +22,7 @@ name are followed further (every class object is followed).
 # The typing aliases and getattr calls are crawl roots, written the way scripts write them:
 # ruff: noqa: UP006, UP007, UP014, UP017, UP045, B009
 
+import asyncio
 import collections
 import copy
 import dataclasses
@@ -31,6 +32,10 @@ import io
 import json
 import re
 import typing
+
+CRAWLED = (Exception, asyncio.CancelledError)
+"""What a step may raise and the crawl goes on (a cancelled task's ``result()`` raises
+``CancelledError``, a ``BaseException`` as in CPython)."""
 
 SPECIAL_NAMES = (
     "__class__", "__init__", "__name__", "__qualname__", "__doc__", "__dict__", "__module__",
@@ -262,9 +267,85 @@ def made(builders):
     for build in builders:
         try:
             found.append(build())
-        except Exception as exc:
+        except CRAWLED as exc:
             found.append(exc)
     return found
+
+
+async def async_seeds(tools, found):
+    """Objects async code makes: coroutines, tasks, futures, the asyncio facade's
+    classes, async generators and their awaitables, tool calls, the exceptions."""
+
+    async def own():
+        return 1
+
+    async def agen():
+        yield 1
+
+    async def failing():
+        raise KeyError("k")
+
+    class Manager:
+        async def __aenter__(self):
+            return self
+
+        async def __aexit__(self, kind, value, tb):
+            found.extend([("__aexit__ kind", kind), ("__aexit__ value", value),
+                          ("__aexit__ tb", tb)])
+            return True
+
+    found.append(("coroutine", own()))
+    task = asyncio.create_task(own(), name="seed")
+    found.append(("task", task))
+    await task
+    pending = asyncio.create_task(asyncio.sleep(0))
+    found.append(("pending task", pending))
+    found.append(("gather", asyncio.gather(own(), own())))
+    gen = agen()
+    found += [("async generator", gen), ("asend", gen.asend(None)),
+              ("athrow", gen.athrow(ValueError)), ("aclose", gen.aclose())]
+    async for _value in agen():
+        pass
+    for _name, tool in tools:
+        found.append(("tool call", tool()))
+        try:
+            found.append(("awaited tool", await tool()))
+        except CRAWLED as exc:
+            found.append(("awaited tool raised", exc))
+    async with asyncio.TaskGroup() as group:
+        group.create_task(own())
+    found.append(("task group", group))
+    try:
+        async with asyncio.TaskGroup() as failed_group:
+            failed_group.create_task(failing())
+    except CRAWLED as exc:
+        found.append(("task group error", exc))
+    try:
+        await asyncio.wait_for(asyncio.sleep(5), timeout=0.01)
+    except CRAWLED as exc:
+        found.append(("wait_for timeout", exc))
+    cancelled = asyncio.create_task(asyncio.sleep(5))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    try:
+        await cancelled
+    except BaseException as exc:
+        found.append(("cancelled", exc))
+    async with asyncio.timeout(5) as limit:
+        found.append(("timeout", limit))
+    async with Manager():
+        raise KeyError("k")
+    found += [("semaphore", asyncio.Semaphore(2)), ("lock", asyncio.Lock()),
+              ("event", asyncio.Event()), ("queue", asyncio.Queue()),
+              ("bounded", asyncio.BoundedSemaphore(1)),
+              ("as_completed", asyncio.as_completed([own()])),
+              ("wait", await asyncio.wait([asyncio.create_task(own())])),
+              ("current", asyncio.current_task()), ("shield", asyncio.shield(own()))]
+    for refused in (asyncio.get_event_loop, asyncio.to_thread):
+        try:
+            refused()
+        except CRAWLED as exc:
+            found.append(("refused", exc))
 
 
 def seeds(tools):
@@ -288,7 +369,7 @@ def seeds(tools):
     for index, make in enumerate(failing):
         try:
             found.append((f"seed{index}()", make()))
-        except Exception as exc:
+        except CRAWLED as exc:
             found.append((f"seed{index}() raised", exc))
     kept = []
     with Exit(kept):
@@ -296,6 +377,9 @@ def seeds(tools):
     with Exit(kept):
         raise KeyError("k")
     found += [(f"__exit__ argument {i}", value) for i, value in enumerate(kept)]
+    made_async = []
+    asyncio.run(async_seeds(tools, made_async))
+    found += made_async
     return [("@" + name, value) for name, value in found]  # "@": the crawler made it
 
 
@@ -353,7 +437,7 @@ def crawl(roots, limits, own):
                 cls()
             except TypeError as exc:
                 refused = "cannot be called in the sandbox" in str(exc)
-            except Exception:
+            except CRAWLED:
                 pass
             entry["refuses_calls"].append(refused)
 
@@ -361,7 +445,7 @@ def crawl(roots, limits, own):
         stats["attributes"] += 1
         try:
             value = getattr(obj, name)
-        except Exception as exc:
+        except CRAWLED as exc:
             stats["refused"] += 1
             push_error(exc, path + "." + name, depth)
             if check_format:
@@ -370,7 +454,7 @@ def crawl(roots, limits, own):
                                   lambda: ("{o." + name + "}").format_map({"o": obj}))):
                     try:
                         run()
-                    except Exception:
+                    except CRAWLED:
                         continue
                     disagreements.append(f"{path}: getattr refuses {name!r}, {how} reads it")
             return
@@ -383,13 +467,13 @@ def crawl(roots, limits, own):
         stats["calls"] += 1
         try:
             push(obj(), path + "()", depth)
-        except Exception as exc:
+        except CRAWLED as exc:
             push_error(exc, path + "()", depth)
 
     def iterate(obj, path, depth):
         try:
             iterator = iter(obj)
-        except Exception:
+        except CRAWLED:
             return
         stats["iterations"] += 1
         push(iterator, path + ".iter()", depth)
@@ -398,7 +482,7 @@ def crawl(roots, limits, own):
                 push(next(iterator), f"{path}[{index}]", depth)
             except StopIteration:
                 return
-            except Exception as exc:
+            except CRAWLED as exc:
                 push_error(exc, path + ".next()", depth)
                 return
 
@@ -407,13 +491,13 @@ def crawl(roots, limits, own):
         under every name: a base class's method applied to this object."""
         try:
             bases = (obj if is_class else kind).mro()
-        except Exception:
+        except CRAWLED:
             bases = [kind]
         for base in bases:
             route = f"{path}.super({class_key(base, own)})"
             try:
                 proxy = super(base, obj)
-            except Exception as exc:
+            except CRAWLED as exc:
                 push_error(exc, route, depth)
                 continue
             push(proxy, route, depth)
@@ -421,12 +505,12 @@ def crawl(roots, limits, own):
                 stats["attributes"] += 1
                 try:
                     value = getattr(proxy, name)
-                except Exception as exc:
+                except CRAWLED as exc:
                     push_error(exc, route + "." + name, depth)
                     continue
                 try:
                     same = value == getattr(obj, name)
-                except Exception:
+                except CRAWLED:
                     same = False
                 if not same:  # a base's attribute the object overrides: a route of its own
                     push(value, route + "." + name, depth)
@@ -434,14 +518,14 @@ def crawl(roots, limits, own):
     def patterns(obj, kind, path, depth):
         try:
             bases = kind.mro()
-        except Exception:
+        except CRAWLED:
             bases = [kind]
         for cls in bases:
             for n in (1, 2, 3):
                 stats["patterns"] += 1
                 try:
                     captured = match_route(obj, cls, n)
-                except Exception as exc:
+                except CRAWLED as exc:
                     push_error(exc, f"{path}|case {class_key(cls, own)}({n})", depth)
                     continue
                 for index, value in enumerate(captured):
@@ -461,7 +545,7 @@ def crawl(roots, limits, own):
         if key in CALLABLES:
             try:
                 qualname = obj.__qualname__
-            except Exception:
+            except CRAWLED:
                 qualname = "?"
             if type(qualname) is str:
                 entry = key + " " + qualname
@@ -483,7 +567,7 @@ def crawl(roots, limits, own):
         next_depth = depth + 1
         try:
             names = dir(obj)
-        except Exception as exc:
+        except CRAWLED as exc:
             names = []
             push_error(exc, path + ".dir()", next_depth)
         listed = list(names)
@@ -496,14 +580,14 @@ def crawl(roots, limits, own):
         iterate(obj, path, next_depth)
         try:
             push(vars(obj), path + ".vars()", next_depth)
-        except Exception as exc:
+        except CRAWLED as exc:
             push_error(exc, path + ".vars()", next_depth)
         if first or is_class:
             supers(obj, kind, is_class, listed, path, next_depth)
         if is_class:
             try:
                 push(obj.mro(), path + ".mro()", next_depth)
-            except Exception as exc:
+            except CRAWLED as exc:
                 push_error(exc, path + ".mro()", next_depth)
         if first:
             patterns(obj, kind, path, next_depth)
