@@ -456,10 +456,9 @@ class AuditLog:
         return self.redactor.apply_paths(record.name, {"plan": record.plan})["plan"]
 
     # --- writing ----------------------------------------------------------------------
-    def append(self, fields: dict[str, Any], flush: bool = True) -> str:
+    def append(self, fields: dict[str, Any]) -> str:
         """Seal and write one entry now (in the calling thread), after any lines still
-        buffered; return its seal. ``flush`` is kept for compatibility: lines
-        always reach the OS when written."""
+        buffered; return its seal. Lines reach the OS when written."""
         with self._lock:
             self._pending.append(fields)
             self._write_pending()

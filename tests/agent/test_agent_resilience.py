@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from agent_helpers import make_runtime
 from fakes.model_server import Call, Turn, say, script
-from toolscript.runtime.agent.resilience import (
+from toolscript.tools import tool
+from toolscript.tools.resilience import (
     SlidingWindow,
     ToolAuthorizationError,
     ToolRateLimited,
@@ -13,7 +14,6 @@ from toolscript.runtime.agent.resilience import (
     TransientToolError,
     resilient,
 )
-from toolscript.tools import tool
 
 
 class Flaky:
