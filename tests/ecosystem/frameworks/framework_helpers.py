@@ -81,9 +81,35 @@ class Governed:
         text = self.audit_path.read_text()
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
+    def instrument(self, runtime: Runtime) -> None:
+        """Keep ``runtime`` and trace it into :attr:`exporter`."""
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        instrument(runtime, tracer_provider=provider)
+        self.runtime = runtime
+
     def span_names(self) -> list[str]:
         """The names of the finished spans."""
         return [span.name for span in self.exporter.get_finished_spans()]
+
+
+def governed_options(tmp_path: Path, *, user: str = "ada") -> tuple[dict[str, Any], Governed]:
+    """Runtime options for :func:`governed_runtime` (for adapters that build their own
+    runtime), and the :class:`Governed` record whose ``runtime`` is still to be set;
+    ``instrument`` it once the runtime exists (``Governed.instrument``)."""
+    exporter = InMemorySpanExporter()
+    audit_path = tmp_path / "audit.jsonl"
+    governed = Governed(None, audit_path, exporter)  # type: ignore[arg-type]
+
+    def approve(request: ToolCallRequest) -> Decision:
+        governed.hook_requests.append(request)
+        return deny_deletes(request)
+
+    options = {
+        "limits": Limits(max_tool_calls=3), "approve": approve,
+        "audit": AuditLog(audit_path, key=None), "context": {"user_id": user},
+    }
+    return options, governed
 
 
 def governed_runtime(
@@ -91,22 +117,8 @@ def governed_runtime(
 ) -> Governed:
     """A runtime on the test's backend: ``deny_deletes`` approval, at most 3 tool
     calls per run, an audit log, OpenTelemetry spans in memory, ``user_id`` context."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    audit_path = tmp_path / "audit.jsonl"
-    seen: list[ToolCallRequest] = []
-
-    def approve(request: ToolCallRequest) -> Decision:
-        seen.append(request)
-        return deny_deletes(request)
-
-    runtime = make_runtime(
-        TOOLS, limits=Limits(max_tool_calls=3), approve=approve,
-        audit=AuditLog(audit_path, key=None), context={"user_id": user},
-    )
-    instrument(runtime, tracer_provider=provider)
-    governed = Governed(runtime, audit_path, exporter, seen)
+    options, governed = governed_options(tmp_path, user=user)
+    governed.instrument(make_runtime(TOOLS, **options))
     return governed
 
 
