@@ -43,6 +43,14 @@ Semantics reproduced here (the contract the sandbox must match):
   is indistinguishable for the read-only tools the corpus passes to it.
   An empty call list returns ``[]``.
 
+* **Async code.** A tool called from async code - an ``async def`` body (a
+  comprehension in it included, a nested ``def`` or ``lambda`` not) or the top
+  level of a script that awaits - returns a coroutine (arguments bound and
+  checked at the call), as Anthropic's programmatic tool calling makes tools
+  async functions; called from sync code it returns its value. A script whose
+  top level awaits runs under ``asyncio.run``; its final expression is
+  evaluated in the same loop after the statements. ``asyncio`` is the real one.
+
 * **``print``** writes to a captured buffer (``sep``/``end`` honoured).
 
 * **Result.** The source is parsed with :mod:`ast`; if its last statement is a
@@ -63,9 +71,11 @@ mismatch here raises :class:`CorpusUsageError`, a ``BaseException`` a script's
 from __future__ import annotations
 
 import ast
+import asyncio
 import inspect
 import io
 import json
+import sys
 import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
@@ -201,10 +211,28 @@ class _ToolStub:
         return _json_round_trip(result)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.invoke(self.bind(args, kwargs))
+        bound = self.bind(args, kwargs)
+        if _called_from_async_code():
+            return self._later(bound)
+        return self.invoke(bound)
+
+    async def _later(self, arguments: dict[str, Any]) -> Any:
+        return self.invoke(arguments)
 
     def __repr__(self) -> str:
         return f"<tool {self.name}>"
+
+
+_COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
+_ASYNC_CODE = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def _called_from_async_code() -> bool:
+    """True if the stub's caller (past comprehension frames) is a coroutine."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_name in _COMPREHENSIONS:
+        frame = frame.f_back
+    return frame is not None and bool(frame.f_code.co_flags & _ASYNC_CODE)
 
 
 def _make_parallel(stubs: Iterable[_ToolStub]) -> Callable[..., list[Any]]:
@@ -303,11 +331,26 @@ def run_script(
     last: ast.expr | None = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = tree.body.pop().value
-    exec(compile(tree, filename, "exec", dont_inherit=True), ns)
-    value = None
-    if last is not None:
-        expr = ast.Expression(body=last)
-        value = eval(compile(expr, filename, "eval", dont_inherit=True), ns)
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    body = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
+    final = (compile(ast.Expression(body=last), filename, "eval", flags=flags, dont_inherit=True)
+             if last is not None else None)
+    if body.co_flags & inspect.CO_COROUTINE or (
+            final is not None and final.co_flags & inspect.CO_COROUTINE):
+
+        async def main() -> Any:
+            started = eval(body, ns)
+            if body.co_flags & inspect.CO_COROUTINE:
+                await started
+            if final is None:
+                return None
+            result = eval(final, ns)
+            return await result if final.co_flags & inspect.CO_COROUTINE else result
+
+        value = asyncio.run(main())
+    else:
+        exec(body, ns)
+        value = eval(final, ns) if final is not None else None
     return _json_round_trip(value), out.getvalue()
 
 
