@@ -85,7 +85,7 @@ INTROSPECTION_EVENTS = frozenset({"sys._getframe", "object.__getattr__", "object
 
 
 class SandboxViolation(SandboxAbort):
-    """A refused audit event: ends the run with :data:`VIOLATION`."""
+    """Internal: a refused audit event: ends the run with :data:`VIOLATION`."""
 
     def __init__(self, event: str, message: str) -> None:
         super().__init__(VIOLATION, message)

@@ -19,7 +19,7 @@ _encoder = json.JSONEncoder(allow_nan=False, check_circular=True)
 
 
 class NotJSONData(ValueError):
-    """The value cannot be represented as JSON data."""
+    """Internal: the value cannot be represented as JSON data."""
 
 
 _SCALARS = frozenset({str, bool, type(None)})

@@ -84,15 +84,15 @@ _UNIFY = bytes.maketrans(b"[{]}", b"(())")
 
 
 class FrameError(Exception):
-    """A frame is malformed, oversized, or the stream ended mid-frame."""
+    """Internal: a frame is malformed, oversized, or the stream ended mid-frame."""
 
 
 class StreamClosed(FrameError):
-    """The peer closed the stream cleanly between frames."""
+    """Internal: the peer closed the stream cleanly between frames."""
 
 
 class ProtocolViolation(FrameError):
-    """A well-formed frame whose message breaks the schema or belongs to another run."""
+    """Internal: a well-formed frame whose message breaks the schema or belongs to another run."""
 
 
 def encode_frame(message: dict[str, Any]) -> bytes:

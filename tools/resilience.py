@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolscript.errors import ToolAuthorizationError
+from toolscript.errors import ToolAuthorizationError, ToolRateLimited, TransientToolError
 
 from .definition import Tool
 
@@ -46,23 +46,6 @@ __all__ = [
     "TransientToolError",
     "resilient",
 ]
-
-
-class TransientToolError(Exception):
-    """Raise from a tool for a failure worth retrying (a flaky upstream, a 503)."""
-
-
-class ToolRateLimited(Exception):
-    """Raise from a tool when its upstream rate-limits it (HTTP 429).
-
-    Args:
-        message: what happened.
-        retry_after_s: the wait the upstream asked for, if it said.
-    """
-
-    def __init__(self, message: str = "rate limited", retry_after_s: float | None = None):
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
 
 
 @dataclass

@@ -34,7 +34,7 @@ import jsonschema.exceptions
 import jsonschema.protocols
 import jsonschema.validators
 
-from toolscript.errors import SchemaError
+from toolscript.errors import ArgumentError, SchemaError
 
 from .argmessages import enum_reason, missing_reason, type_reason, unexpected_reason
 from .fastpath import FastCheck, compile_fast_check
@@ -86,7 +86,8 @@ DEFAULT_BOUNDS = ValidationBounds()
 
 
 class ValidationTimeout(Exception):
-    """Validating arguments passed the deadline of the installed :class:`ValidationBounds`."""
+    """Internal: validating arguments passed the deadline of the installed
+    :class:`ValidationBounds`."""
 
 
 _local = threading.local()
@@ -243,27 +244,6 @@ class Problem:
         if self.kind != "invalid" or self.path == ROOT:
             return self.reason
         return f"argument '{self.path}': {self.reason}"
-
-
-class ArgumentError(Exception):
-    """The arguments of a tool call do not match the tool's schema.
-
-    Attributes:
-        tool: the tool's name.
-        problems: every problem found, most actionable first.
-        message: one line naming the tool and each problem, for the model.
-    """
-
-    def __init__(self, tool: str, problems: Sequence[Problem]) -> None:
-        """Build the error for ``tool`` from a non-empty list of problems."""
-        self.tool = tool
-        self.problems = list(problems)
-        self.message = f"{tool}(): " + "; ".join(str(p) for p in self.problems)
-        super().__init__(self.message)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle support (exceptions with custom __init__ need it)."""
-        return (type(self), (self.tool, self.problems))
 
 
 class ArgsValidator:

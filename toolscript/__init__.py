@@ -4,6 +4,12 @@ A model writes a short Python script that chains whitelisted tools; the script
 runs in a default-deny restricted interpreter inside a sandbox process or
 container; every tool call crosses back to the host, where it is validated,
 approved, executed and recorded. See README.md for a tour.
+
+The public names are listed once, in ``_EXPORTS`` (module → names), and
+imported lazily (PEP 562) so that ``toolscript.sandbox``, which runs inside the
+sandbox, imports without the host runtime. The ``TYPE_CHECKING`` block below
+says the same to type checkers; ``tests/core/test_core_exports.py`` fails when
+the two differ and prints the block to paste.
 """
 
 from __future__ import annotations
@@ -11,108 +17,97 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from toolscript.errors import (
-        AgentOutputError,
-        ApprovalRequired,
-        BackendError,
-        BackendUnavailable,
-        ConfigurationError,
-        ImageError,
-        ModelAuthError,
-        ModelEndpointError,
-        ModelRequestError,
-        ModelResponseError,
-        ModelUnavailableError,
-        ProtocolError,
-        SandboxStartError,
-        SchemaError,
-        ToolAuthorizationError,
-        ToolDefinitionError,
-        ToolLoadError,
-        ToolscriptError,
-    )
-    from toolscript.runtime.agent import Agent, AgentResult
-    from toolscript.runtime.approval.hooks import Decision, ToolCallRequest
-    from toolscript.runtime.audit.log import AuditLog
-    from toolscript.runtime.events import (
-        EventHooks,
-        ModelCallEvent,
-        RunEndEvent,
-        RunStartEvent,
-        ToolCallEvent,
-    )
-    from toolscript.runtime.limits import Limits
-    from toolscript.runtime.results import RunError, RunResult, ToolCallRecord
-    from toolscript.runtime.runtime import Runtime
-    from toolscript.runtime.session import Session
-    from toolscript.tools import (
-        Field,
-        IdempotencyKey,
-        Inject,
-        Injected,
-        Tool,
-        ToolRegistry,
-        lint_tools,
-        tool,
-        two_phase,
-    )
-    from toolscript.tools.resilience import ToolRateLimited, TransientToolError, resilient
-
-# Imported lazily so that ``toolscript.sandbox`` (which runs inside the
-# sandbox) can be imported without loading the host runtime.
-_EXPORTS = {
-    "AgentOutputError": "toolscript.errors",
-    "ApprovalRequired": "toolscript.errors",
-    "BackendError": "toolscript.errors",
-    "BackendUnavailable": "toolscript.errors",
-    "ConfigurationError": "toolscript.errors",
-    "ImageError": "toolscript.errors",
-    "ProtocolError": "toolscript.errors",
-    "SandboxStartError": "toolscript.errors",
-    "SchemaError": "toolscript.errors",
-    "ToolDefinitionError": "toolscript.errors",
-    "ToolLoadError": "toolscript.errors",
-    "ToolscriptError": "toolscript.errors",
-    "AuditLog": "toolscript.runtime.audit.log",
-    "EventHooks": "toolscript.runtime.events",
-    "ModelCallEvent": "toolscript.runtime.events",
-    "RunEndEvent": "toolscript.runtime.events",
-    "RunStartEvent": "toolscript.runtime.events",
-    "ToolCallEvent": "toolscript.runtime.events",
-    "Decision": "toolscript.runtime.approval.hooks",
-    "ToolCallRequest": "toolscript.runtime.approval.hooks",
-    "Limits": "toolscript.runtime.limits",
-    "RunError": "toolscript.runtime.results",
-    "RunResult": "toolscript.runtime.results",
-    "ToolCallRecord": "toolscript.runtime.results",
-    "Runtime": "toolscript.runtime.runtime",
-    "Session": "toolscript.runtime.session",
-    "Agent": "toolscript.runtime.agent",
-    "AgentResult": "toolscript.runtime.agent",
-    "ModelAuthError": "toolscript.errors",
-    "ModelEndpointError": "toolscript.errors",
-    "ModelRequestError": "toolscript.errors",
-    "ModelResponseError": "toolscript.errors",
-    "ModelUnavailableError": "toolscript.errors",
-    "ToolAuthorizationError": "toolscript.errors",
-    "TransientToolError": "toolscript.tools.resilience",
-    "ToolRateLimited": "toolscript.tools.resilience",
-    "resilient": "toolscript.tools.resilience",
-    "Field": "toolscript.tools",
-    "IdempotencyKey": "toolscript.tools",
-    "Inject": "toolscript.tools",
-    "Injected": "toolscript.tools",
-    "lint_tools": "toolscript.tools",
-    "two_phase": "toolscript.tools",
-    "Tool": "toolscript.tools",
-    "ToolRegistry": "toolscript.tools",
-    "tool": "toolscript.tools",
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "toolscript.errors": (
+        "AgentOutputError", "ApprovalRequired", "BackendError", "BackendUnavailable",
+        "ConfigurationError", "ImageError", "ModelAuthError", "ModelEndpointError",
+        "ModelRequestError", "ModelResponseError", "ModelUnavailableError", "ProtocolError",
+        "SandboxStartError", "SchemaError", "ToolAuthorizationError", "ToolDefinitionError",
+        "ToolLoadError", "ToolRateLimited", "ToolscriptError", "TransientToolError",
+    ),
+    "toolscript.runtime.agent": ("Agent", "AgentResult"),
+    "toolscript.runtime.approval.hooks": ("Decision", "ToolCallRequest"),
+    "toolscript.runtime.audit.log": ("AuditLog",),
+    "toolscript.runtime.events": (
+        "EventHooks", "ModelCallEvent", "RunEndEvent", "RunStartEvent", "ToolCallEvent",
+    ),
+    "toolscript.runtime.limits": ("Limits",),
+    "toolscript.runtime.results": ("RunError", "RunResult", "ToolCallRecord"),
+    "toolscript.runtime.runtime": ("Runtime",),
+    "toolscript.runtime.session": ("Session",),
+    "toolscript.tools": (
+        "Field", "IdempotencyKey", "Inject", "Injected", "Tool", "ToolRegistry", "lint_tools",
+        "tool", "two_phase",
+    ),
+    "toolscript.tools.resilience": ("resilient",),
 }
+
+_MODULE_OF: dict[str, str] = {
+    name: module for module, names in _EXPORTS.items() for name in names
+}
+
+__all__ = sorted(_MODULE_OF)
+
+if TYPE_CHECKING:  # the same names as _EXPORTS, for type checkers (checked by a test)
+    from toolscript.errors import (  # noqa: I001 (one `as` list per module)
+        AgentOutputError as AgentOutputError,
+        ApprovalRequired as ApprovalRequired,
+        BackendError as BackendError,
+        BackendUnavailable as BackendUnavailable,
+        ConfigurationError as ConfigurationError,
+        ImageError as ImageError,
+        ModelAuthError as ModelAuthError,
+        ModelEndpointError as ModelEndpointError,
+        ModelRequestError as ModelRequestError,
+        ModelResponseError as ModelResponseError,
+        ModelUnavailableError as ModelUnavailableError,
+        ProtocolError as ProtocolError,
+        SandboxStartError as SandboxStartError,
+        SchemaError as SchemaError,
+        ToolAuthorizationError as ToolAuthorizationError,
+        ToolDefinitionError as ToolDefinitionError,
+        ToolLoadError as ToolLoadError,
+        ToolRateLimited as ToolRateLimited,
+        ToolscriptError as ToolscriptError,
+        TransientToolError as TransientToolError,
+    )
+    from toolscript.runtime.agent import Agent as Agent, AgentResult as AgentResult
+    from toolscript.runtime.approval.hooks import (
+        Decision as Decision,
+        ToolCallRequest as ToolCallRequest,
+    )
+    from toolscript.runtime.audit.log import AuditLog as AuditLog
+    from toolscript.runtime.events import (
+        EventHooks as EventHooks,
+        ModelCallEvent as ModelCallEvent,
+        RunEndEvent as RunEndEvent,
+        RunStartEvent as RunStartEvent,
+        ToolCallEvent as ToolCallEvent,
+    )
+    from toolscript.runtime.limits import Limits as Limits
+    from toolscript.runtime.results import (
+        RunError as RunError,
+        RunResult as RunResult,
+        ToolCallRecord as ToolCallRecord,
+    )
+    from toolscript.runtime.runtime import Runtime as Runtime
+    from toolscript.runtime.session import Session as Session
+    from toolscript.tools import (
+        Field as Field,
+        IdempotencyKey as IdempotencyKey,
+        Inject as Inject,
+        Injected as Injected,
+        Tool as Tool,
+        ToolRegistry as ToolRegistry,
+        lint_tools as lint_tools,
+        tool as tool,
+        two_phase as two_phase,
+    )
+    from toolscript.tools.resilience import resilient as resilient
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
+    module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'toolscript' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
@@ -121,56 +116,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return list(__all__)
 
-
-__all__ = [
-    "Agent",
-    "AgentOutputError",
-    "AgentResult",
-    "ApprovalRequired",
-    "AuditLog",
-    "BackendError",
-    "BackendUnavailable",
-    "ConfigurationError",
-    "Decision",
-    "EventHooks",
-    "Field",
-    "IdempotencyKey",
-    "ImageError",
-    "Inject",
-    "Injected",
-    "Limits",
-    "ModelAuthError",
-    "ModelCallEvent",
-    "ModelEndpointError",
-    "ModelRequestError",
-    "ModelResponseError",
-    "ModelUnavailableError",
-    "ProtocolError",
-    "RunEndEvent",
-    "RunError",
-    "RunResult",
-    "RunStartEvent",
-    "Runtime",
-    "SandboxStartError",
-    "SchemaError",
-    "Session",
-    "Tool",
-    "ToolAuthorizationError",
-    "ToolCallEvent",
-    "ToolCallRecord",
-    "ToolCallRequest",
-    "ToolDefinitionError",
-    "ToolLoadError",
-    "ToolRateLimited",
-    "ToolRegistry",
-    "ToolscriptError",
-    "TransientToolError",
-    "lint_tools",
-    "resilient",
-    "tool",
-    "two_phase",
-]
 
 __version__ = "0.1.0"

@@ -27,6 +27,26 @@ Hierarchy::
         ├── ProtocolError         the sandbox sent something that is not the protocol
         └── IsolationUnavailable  a wall named in require_isolation is missing (fail closed)
 
+Raised *by tools* (the runtime reads them; the model sees an error type)::
+
+    TransientToolError            a failure worth retrying (``resilient``, ``ToolRetry``)
+    ToolRateLimited               the upstream rate-limited the tool (429)
+    MCPToolError                  an MCP server answered a call with ``isError``
+    HTTPToolError                 an OpenAPI endpoint answered with an HTTP error status
+
+Raised by the library to code that calls it directly::
+
+    ArgumentError                 a tool's arguments do not match its schema
+                                  (``Tool.validate``; a script gets ``invalid_arguments``)
+    SandboxDied                   a sandbox ended while a message was expected
+                                  (the backend interface: ``SandboxHandle.recv``)
+
+The exceptions a *script* catches (``ToolError`` and its subclasses) are defined
+in :mod:`toolscript.sandbox.toolcalls`, which runs inside the sandbox and cannot
+import this module; they are re-exported here. Every other exception class of
+the package is internal: its name starts with ``_`` or its docstring with
+"Internal:".
+
 Warnings (``warnings.warn``), for definitions that work but are probably wrong::
 
     DependencyParameterWarning    a tool parameter looks like a host object (inject it)
@@ -35,15 +55,32 @@ Warnings (``warnings.warn``), for definitions that work but are probably wrong::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from toolscript.sandbox.toolcalls import (
+    ToolArgumentError,
+    ToolDenied,
+    ToolError,
+    ToolNotFound,
+    ToolTimeout,
+)
+
+if TYPE_CHECKING:
+    from toolscript.tools.validation import Problem
+
 __all__ = [
     "AgentOutputError",
     "ApprovalRequired",
+    "ArgumentError",
     "BackendError",
     "BackendUnavailable",
     "ConfigurationError",
     "DependencyParameterWarning",
+    "HTTPToolError",
     "ImageError",
     "IsolationUnavailable",
+    "MCPToolError",
     "ModelAuthError",
     "ModelEndpointError",
     "ModelRequestError",
@@ -51,12 +88,20 @@ __all__ = [
     "ModelUnavailableError",
     "PolicyWarning",
     "ProtocolError",
+    "SandboxDied",
     "SandboxStartError",
     "SchemaError",
+    "ToolArgumentError",
     "ToolAuthorizationError",
     "ToolDefinitionError",
+    "ToolDenied",
+    "ToolError",
     "ToolLoadError",
+    "ToolNotFound",
+    "ToolRateLimited",
+    "ToolTimeout",
     "ToolscriptError",
+    "TransientToolError",
 ]
 
 
@@ -150,6 +195,83 @@ class IsolationUnavailable(BackendError):
     def __init__(self, message: str, *, missing: list[str] | None = None) -> None:
         super().__init__(message)
         self.missing = list(missing or [])
+
+
+# --- raised by tools ------------------------------------------------------------------
+
+
+class TransientToolError(Exception):
+    """Raise from a tool for a failure worth retrying (a flaky upstream, a 503)."""
+
+
+class ToolRateLimited(Exception):
+    """Raise from a tool when its upstream rate-limits it (HTTP 429).
+
+    Args:
+        message: what happened.
+        retry_after_s: the wait the upstream asked for, if it said.
+    """
+
+    def __init__(self, message: str = "rate limited", retry_after_s: float | None = None):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class MCPToolError(Exception):
+    """The MCP server answered a tool call with ``isError``."""
+
+
+HTTP_ERROR_BODY_CHARS = 2000
+"""How much of an HTTP error body :class:`HTTPToolError`'s message keeps."""
+
+
+class HTTPToolError(Exception):
+    """The endpoint of an OpenAPI tool answered with an HTTP error status (or a
+    refused redirect); ``status`` and ``body`` are the answer's."""
+
+    def __init__(self, status: int, reason: str, body: str) -> None:
+        super().__init__(f"HTTP {status} {reason}: {body[:HTTP_ERROR_BODY_CHARS]}".rstrip(": "))
+        self.status = status
+        self.body = body
+
+
+# --- raised to code that calls the library directly ---------------------------------
+
+
+class ArgumentError(Exception):
+    """The arguments of a tool call do not match the tool's schema.
+
+    Attributes:
+        tool: the tool's name.
+        problems: every problem found, most actionable first.
+        message: one line naming the tool and each problem, for the model.
+    """
+
+    def __init__(self, tool: str, problems: Sequence[Problem]) -> None:
+        """Build the error for ``tool`` from a non-empty list of problems."""
+        self.tool = tool
+        self.problems = list(problems)
+        self.message = f"{tool}(): " + "; ".join(str(p) for p in self.problems)
+        super().__init__(self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle support (exceptions with custom __init__ need it)."""
+        return (type(self), (self.tool, self.problems))
+
+
+class SandboxDied(Exception):
+    """The sandbox process or container ended while a message was expected.
+
+    Part of the backend interface: ``SandboxHandle.recv`` raises it; ``reason`` is
+    a short stable cause when one is known, ``detail`` what was seen."""
+
+    def __init__(self, reason: str | None = None, detail: str = "") -> None:
+        super().__init__(detail or reason or "sandbox died")
+        self.reason = reason
+        self.detail = detail
+
+
+# --- warnings -------------------------------------------------------------------------
 
 
 class DependencyParameterWarning(UserWarning):

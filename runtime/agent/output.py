@@ -34,7 +34,7 @@ _WRAP_KEY = "result"
 
 
 class OutputInvalid(Exception):
-    """The model's final answer does not fit the output type; the message says why."""
+    """Internal: the model's final answer does not fit the output type; the message says why."""
 
 
 class OutputSpec:

@@ -13,21 +13,14 @@ import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolscript.errors import SandboxDied as SandboxDied  # raised by SandboxHandle.recv
+
 from ..limits import Limits
 
 if TYPE_CHECKING:
     from toolscript.sandbox.protocol import WireBounds
 
     from ..isolation import IsolationReport
-
-
-class SandboxDied(Exception):
-    """The sandbox process or container ended while a message was expected."""
-
-    def __init__(self, reason: str | None = None, detail: str = "") -> None:
-        super().__init__(detail or reason or "sandbox died")
-        self.reason = reason
-        self.detail = detail
 
 
 @dataclass(frozen=True)

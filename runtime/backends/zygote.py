@@ -71,7 +71,7 @@ def pid_of_pidfd(pidfd: int) -> int | None:
 
 
 class ZygoteDied(Exception):
-    """The zygote ended before it answered (the caller may start a new one)."""
+    """Internal: the zygote ended before it answered (the caller may start a new one)."""
 
 
 class ForkedProcess:

@@ -74,7 +74,7 @@ def _json_data(value: Any) -> Any:
 
 
 class NotStarted(Exception):
-    """Raised by a bound call that refuses to act at invocation (after approval): the
+    """Internal: raised by a bound call that refuses to act at invocation (after approval): the
     dispatcher answers ``error_type`` with this message and records that the tool
     never started."""
 

@@ -29,11 +29,11 @@ MAX_IDLE_WORKERS = 64
 
 
 class CallTimedOut(Exception):
-    """The call did not return within its timeout (it goes on in its thread)."""
+    """Internal: the call did not return within its timeout (it goes on in its thread)."""
 
 
 class ToolTimedOut(Exception):
-    """A tool call passed its timeout (distinct from a ``TimeoutError`` the tool raises).
+    """Internal: a tool call passed its timeout (distinct from a ``TimeoutError`` the tool raises).
 
     The dispatcher raises it for a call past its deadline, and :mod:`.hostsupply` for
     an idempotent call whose first run is still going; the dispatcher maps it to
@@ -42,7 +42,7 @@ class ToolTimedOut(Exception):
 
 
 class Overloaded(Exception):
-    """Too many calls are still running past their timeout; no thread was started."""
+    """Internal: too many calls are still running past their timeout; no thread was started."""
 
 
 class AbandonCounter:

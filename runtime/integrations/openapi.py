@@ -62,13 +62,12 @@ from toolscript.runtime.integrations.selectors import (
 from toolscript.tools import Tool, check_tool_name
 from toolscript.tools.schematool import SchemaTool, python_identifier
 
-from toolscript.errors import ConfigurationError, ToolDefinitionError
+from toolscript.errors import ConfigurationError, HTTPToolError, ToolDefinitionError
 
 __all__ = ["ApiKeyAuth", "BearerAuth", "HTTPToolError", "OpenAPISource", "load_document"]
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 READ_ONLY_METHODS = frozenset({"get", "head", "options"})
-MAX_ERROR_BODY = 2000
 RETRY_STATUSES = frozenset({429, 503})
 REDIRECT_SAFE_HEADERS = frozenset({"accept", "user-agent"})
 """The only headers sent on after a redirect to another origin (``strip`` mode)."""
@@ -76,15 +75,6 @@ _DOCUMENT_URI = "urn:toolscript:openapi-document"
 """The base URI the document is registered under for ``$ref`` lookups."""
 IGNORED_HEADER_PARAMS = frozenset({"accept", "content-type", "authorization"})
 """Header parameters OpenAPI says to ignore: the source sets these itself."""
-
-
-class HTTPToolError(Exception):
-    """The endpoint answered with an HTTP error status (or a refused redirect)."""
-
-    def __init__(self, status: int, reason: str, body: str) -> None:
-        super().__init__(f"HTTP {status} {reason}: {body[:MAX_ERROR_BODY]}".rstrip(": "))
-        self.status = status
-        self.body = body
 
 
 def origin(url: str) -> tuple[str, str, int | None]:

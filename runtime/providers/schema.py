@@ -30,7 +30,7 @@ _DEFS_KEYS = ("$defs", "definitions")
 
 
 class StrictSchemaUnsupported(ValueError):
-    """The schema cannot be expressed in strict mode (e.g. ``dict[str, T]``)."""
+    """Internal: the schema cannot be expressed in strict mode (e.g. ``dict[str, T]``)."""
 
 
 def strict_schema(schema: Schema) -> Schema:

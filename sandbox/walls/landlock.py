@@ -55,7 +55,7 @@ class _PathBeneathAttr(ctypes.Structure):
 
 
 class LandlockUnavailable(Exception):
-    """The kernel cannot enforce Landlock; the message says why."""
+    """Internal: the kernel cannot enforce Landlock; the message says why."""
 
 
 def abi_version() -> int:

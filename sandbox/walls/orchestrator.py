@@ -42,7 +42,7 @@ _STATUS_PIN: list[int] = []
 
 
 class WallError(Exception):
-    """The walls cannot be applied in this process state (e.g. threads already run)."""
+    """Internal: the walls cannot be applied in this process state (e.g. threads already run)."""
 
 
 def apply(config: WallConfig | None = None) -> Report:

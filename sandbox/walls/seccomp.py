@@ -48,7 +48,7 @@ def errno_action(code: int) -> int:
 
 
 class SeccompUnavailable(Exception):
-    """libseccomp cannot be loaded or the kernel refuses the filter."""
+    """Internal: libseccomp cannot be loaded or the kernel refuses the filter."""
 
 
 class _ArgCmp(ctypes.Structure):

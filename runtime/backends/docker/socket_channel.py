@@ -112,7 +112,7 @@ _UCRED = struct.Struct("3i")
 
 
 class SocketUnavailable(Exception):
-    """The container could not reach the protocol socket (engine on another machine)."""
+    """Internal: the container could not reach the protocol socket (engine on another machine)."""
 
 
 class SocketChannel:

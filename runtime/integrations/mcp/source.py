@@ -58,16 +58,12 @@ from toolscript.runtime.integrations.selectors import (
 from toolscript.tools import Tool, check_tool_name
 from toolscript.tools.schematool import SchemaTool, python_identifier
 
-from toolscript.errors import ConfigurationError, ToolDefinitionError
+from toolscript.errors import ConfigurationError, MCPToolError, ToolDefinitionError
 
 __all__ = ["MCPToolError", "MCPToolSource"]
 
 _CALL_TIMEOUT_S = 300.0
 """How long a call waits for the server when the source has no ``timeout_s``."""
-
-
-class MCPToolError(Exception):
-    """The MCP server answered a tool call with ``isError``."""
 
 
 @asynccontextmanager
