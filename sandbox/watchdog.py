@@ -6,6 +6,16 @@ raises :class:`SandboxAbort` asynchronously in the running thread
 (``PyThreadState_SetAsyncExc``), repeating until the run ends, because a
 script may catch it or be inside a long C call. Process backends also have a
 host-side hard kill behind this; the inprocess backend has only this.
+
+An abort still pending when the run ends is not cleared with
+``PyThreadState_SetAsyncExc(thread, NULL)``: CPython keeps the "asynchronous
+exception pending" flag per interpreter and lowers it only when a thread
+delivers one, so that call leaves it raised with nothing to deliver, and
+every thread then takes the slow path at each check; a thread with a trace
+function (a debugger, coverage, in process: the host's) spins forever at the
+first instruction of its next frame. Instead the run's own thread replaces
+the pending abort with :class:`_Drained` and delivers that to itself
+(:func:`_drain`), which lowers the flag.
 """
 
 from __future__ import annotations
@@ -76,8 +86,13 @@ class Watchdog:
             watch.active = False
             if watch in self._watches:
                 self._watches.remove(watch)
-            if watch.injected:
-                _clear_async_exc(watch.thread_id, None)
+            injected, watch.injected = watch.injected, False
+        if not injected:
+            return
+        if watch.thread_id == threading.get_ident():
+            _drain(watch.thread_id)
+        else:  # not the run's thread: only clearing is possible (the flag stays raised)
+            _clear_async_exc(watch.thread_id, None)
 
     def _ensure_thread(self) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -131,6 +146,22 @@ class Watchdog:
         watch.fired_at = now
         watch.injected = True
         _set_async_exc(watch.thread_id, SandboxAbort)
+
+
+class _Drained(BaseException):
+    """What :func:`_drain` delivers in place of a pending abort (never leaves it)."""
+
+
+def _drain(thread_id: int) -> None:
+    """Deliver whatever asynchronous exception is pending in the calling thread, as
+    :class:`_Drained`, so that the interpreter lowers its pending flag (module docstring).
+    Called only once the watchdog no longer injects into this thread."""
+    try:  # it may land as soon as the call that sets it returns
+        _set_async_exc(thread_id, _Drained)
+        for _ in range(1_000_000):  # each backward jump checks for it: the first one
+            pass
+    except _Drained:
+        return
 
 
 WATCHDOG = Watchdog()
