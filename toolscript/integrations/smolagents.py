@@ -6,7 +6,8 @@
 code action the model writes runs in toolscript's sandbox (the restricted
 interpreter in an OS-walled process or container) instead of smolagents' local
 interpreter. The agent's tools never enter the sandbox: each becomes a
-toolscript tool on the host (its ``inputs`` as JSON Schema), so the script
+toolscript tool on the host (``Runtime(tools=[...])`` converts it: its
+``inputs`` as JSON Schema, see :mod:`toolscript.tools.frameworks`), so the script
 calls it across the sandbox boundary, behind the runtime's approval,
 validation, limits, audit and event hooks (telemetry). Variables persist
 between the agent's steps (one session), and from run to run while the tools
@@ -41,14 +42,14 @@ from __future__ import annotations
 
 import json
 import keyword
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from toolscript.errors import ConfigurationError, ToolscriptError
 from toolscript.integrations.common import ScriptSession, missing_extra, render_result
 from toolscript.runtime.results import RunResult
 from toolscript.runtime.runtime import Runtime
-from toolscript.tools import Tool
+from toolscript.tools.frameworks import framework_of
 
 try:
     from smolagents.local_python_executor import (  # type: ignore[import-untyped]
@@ -63,11 +64,6 @@ __all__ = ["FINAL_ANSWER_NAME", "ToolscriptExecutor"]
 
 FINAL_ANSWER_NAME = "final_answer"
 """The smolagents tool whose successful call ends the agent's run with its value."""
-
-_JSON_TYPES = {
-    "string": "string", "boolean": "boolean", "integer": "integer", "number": "number",
-    "array": "array", "object": "object", "null": "null",
-}
 
 
 class ToolscriptExecutor(PythonExecutor):  # type: ignore[misc]
@@ -114,15 +110,25 @@ class ToolscriptExecutor(PythonExecutor):  # type: ignore[misc]
 
     # --- the PythonExecutor interface -------------------------------------------------
     def send_tools(self, tools: dict[str, Any]) -> None:
-        """Convert the agent's tools (and managed agents) to host tools; build the
-        runtime and open its session, unless the tools are the ones it already has."""
+        """Build the runtime over the agent's tools (host tools) and open its session,
+        unless the tools are the ones it already has (then the session, and its
+        variables, go on). A new runtime closes the old one, and with it an
+        ``audit=`` log that can be closed."""
         self.stopped = None
         key = tuple(sorted((name, id(obj)) for name, obj in tools.items()))
         if key == self._tool_key and self.script is not None:
             return
+        foreign = [t for t in tools.values() if framework_of(t) != "smolagents"]
+        if foreign:
+            raise ConfigurationError(
+                f"ToolscriptExecutor runs smolagents Tool objects on the host; "
+                f"{type(foreign[0]).__name__} is none (managed agents are not supported, as "
+                "with smolagents' own remote executors)"
+            )
         self.cleanup()
-        converted = [host_tool(name, obj) for name, obj in tools.items()]
-        runtime = Runtime(tools=[*converted, *self.extra_tools], **self.runtime_options)
+        # Runtime(tools=...) converts each smolagents Tool (toolscript.tools.frameworks):
+        # its inputs as JSON Schema, called on the host, never shipped into the sandbox.
+        runtime = Runtime(tools=[*tools.values(), *self.extra_tools], **self.runtime_options)
         try:
             if self.on_runtime is not None:
                 self.on_runtime(runtime)
@@ -197,60 +203,3 @@ def _final_answer(result: RunResult) -> tuple[Any] | None:
         if record.name == FINAL_ANSWER_NAME and record.ok:
             return (record.value,)
     return None
-
-
-def host_tool(name: str, obj: Any) -> Tool:
-    """A toolscript tool on the host for a smolagents ``Tool`` (or managed agent):
-    its ``inputs`` as JSON Schema, its description, its ``forward`` as the call.
-
-    Minimal: the general converter of foreign tools (``Runtime(tools=[...])``
-    accepting smolagents tools) is ``toolscript.tools.frameworks``'s job.
-    """
-    inputs = getattr(obj, "inputs", None)
-    if not isinstance(inputs, Mapping) or not callable(obj):
-        raise ConfigurationError(
-            f"tool {name!r}: a smolagents Tool (with inputs and forward) was expected, "
-            f"got {type(obj).__name__}"
-        )
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for arg, spec in inputs.items():
-        properties[arg] = _json_schema(spec)
-        if not spec.get("nullable"):
-            required.append(arg)
-    schema = {"type": "object", "properties": properties, "required": required,
-              "additionalProperties": False}
-
-    def call(**arguments: Any) -> Any:
-        return _json_value(obj(**arguments))
-
-    description = str(getattr(obj, "description", "") or name)
-    return Tool.from_schema(call, name=name, description=description, input_schema=schema)
-
-
-def _json_schema(spec: Mapping[str, Any]) -> dict[str, Any]:
-    kinds = spec.get("type", "any")
-    kinds = list(kinds) if isinstance(kinds, (list, tuple)) else [kinds]
-    if spec.get("nullable") and "null" not in kinds:
-        kinds.append("null")
-    mapped = [_JSON_TYPES[k] for k in kinds if k in _JSON_TYPES]
-    schema: dict[str, Any] = {}
-    if len(mapped) == len(kinds):  # "any", "image", "audio": no type constraint
-        schema["type"] = mapped[0] if len(mapped) == 1 else mapped
-    if spec.get("description"):
-        schema["description"] = str(spec["description"])
-    return schema
-
-
-def _json_value(value: Any) -> Any:
-    """smolagents' agent types (``AgentText`` ...) as plain JSON data."""
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, bool | int | float) or value is None:
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _json_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_value(v) for v in value]
-    to_raw = getattr(value, "to_raw", None)
-    return to_raw() if callable(to_raw) else value

@@ -162,3 +162,10 @@ def test_variables_must_be_json(backend_name):
         executor.send_variables({"handle": object()})
     with pytest.raises(ConfigurationError, match="plain identifier"):
         executor.send_variables({"not a name": 1})
+
+
+def test_only_smolagents_tools_are_sent(backend_name):
+    executor = executor_for(backend_name)
+    with pytest.raises(ConfigurationError, match="managed agents are not supported"):
+        executor.send_tools({"helper": object()})
+    assert executor.runtime is None
