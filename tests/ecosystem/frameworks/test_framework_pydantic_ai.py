@@ -18,7 +18,11 @@ from framework_helpers import (
     governed_runtime,
     stop_on_delete,
 )
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic_ai import Agent
+from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -28,7 +32,9 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.test import TestModel
+from toolscript.runtime.integrations.telemetry import instrument
 
 from toolscript import ApprovalRequired, ConfigurationError
 from toolscript.integrations.common import script_tool_spec
@@ -151,3 +157,27 @@ def test_a_given_session_refuses_context(make_runtime):
     runtime = make_runtime(TOOLS)
     with runtime.session() as session, pytest.raises(ConfigurationError):
         ToolscriptToolset(session, context={"user_id": "x"})
+
+
+def test_script_spans_nest_under_pydantic_ais_own_trace(make_runtime):
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    runtime = make_runtime(TOOLS)
+    instrument(runtime, tracer_provider=provider)
+    model = ScriptedModel(["add(1, 2)"], [])
+    traced = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    agent = Agent(FunctionModel(model), toolsets=[ToolscriptToolset(runtime)],
+                  capabilities=[traced])
+    agent.run_sync("work")
+    spans = exporter.get_finished_spans()
+    by_id = {span.context.span_id: span for span in spans}
+
+    def parent(name: str) -> str:
+        (span,) = [s for s in spans if s.name == name]
+        assert span.parent is not None, name
+        return by_id[span.parent.span_id].name
+
+    assert parent("execute_script") == "execute_tool run_script"  # pydantic-ai's tool span
+    assert parent("execute_tool add") == "execute_script"
+    assert len({span.context.trace_id for span in spans}) == 1  # one trace per agent run
