@@ -268,6 +268,28 @@ class ModuleTable:
         self._facades[name] = facade
         return facade
 
+    def _with_names(self, facade: ModuleFacade, name: str, fromlist: Any) -> ModuleFacade:
+        """``from M import a, b``: every name must be a member of the facade (or an
+        allowed submodule, set on it now). The interpreter's ``IMPORT_FROM`` falls
+        back to ``sys.modules['M.a']`` for a missing attribute, which would hand the
+        script the real submodule (``from json import decoder`` -> ``decoder.re`` ->
+        the real ``sys``): a missing name raises here, before that fallback."""
+        for member in fromlist:
+            if type(member) is not str:
+                raise TypeError("import names must be strings")
+            if member == "*":
+                continue
+            child = f"{name}.{member}"
+            if child in self.allowed:
+                object.__setattr__(facade, member, self.get(child))
+                continue
+            try:
+                object.__getattribute__(facade, member)
+            except AttributeError:
+                raise ImportError(f"cannot import name {member!r} from {name!r} (it is not "
+                                  "available in the sandbox)", name=name) from None
+        return facade
+
     def import_(
         self,
         name: str,
@@ -284,7 +306,7 @@ class ModuleTable:
         if name in INTERNAL_IMPORTS and name not in self.allowed:
             return importlib.import_module(name)  # type: ignore[return-value]
         if fromlist:
-            return self.get(name)
+            return self._with_names(self.get(name), name, fromlist)
         top = name.split(".")[0]
         facade = self.get(top)
         if name != top:
