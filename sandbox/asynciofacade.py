@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import types
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from .asyncsupport import (
@@ -68,7 +68,7 @@ class _Yield:
 
     __slots__ = ()
 
-    def __await__(self) -> Iterator[None]:
+    def __await__(self) -> Generator[None, None, None]:
         yield None
 
 
@@ -170,7 +170,7 @@ def gather(*aws: Any, return_exceptions: bool = False) -> Future:
         remaining[0] -= 1
         if remaining[0]:
             return
-        results = []
+        results: list[Any] = []
         for each in children:
             if each.cancelled():
                 results.append(CancelledError())
@@ -204,7 +204,20 @@ async def wait_for(aw: Any, timeout: Any) -> Any:
         return await task
 
 
-class Timeout:
+class _Final:
+    """Base of the facade's classes: a script cannot subclass them (a subclass's
+    instances would be the script's own, and read the loop's private slots)."""
+
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        if cls.__module__ != __name__:
+            raise TypeError(f"asyncio.{cls.__mro__[1].__name__} cannot be subclassed in the "
+                            "sandbox: keep an instance in an attribute of your own class")
+        super().__init_subclass__(**kwargs)
+
+
+class Timeout(_Final):
     """``async with asyncio.timeout(seconds):``: the block is cancelled when the time
     is up, and ``TimeoutError`` is raised at its end."""
 
@@ -351,7 +364,7 @@ def iscoroutine(obj: Any) -> bool:
     return isinstance(obj, _COROUTINES)
 
 
-class TaskGroup:
+class TaskGroup(_Final):
     """``async with asyncio.TaskGroup() as tg: tg.create_task(...)``: every task has
     ended when the block ends; failures are raised together as an ``ExceptionGroup``
     (the other tasks are cancelled at the first one)."""
@@ -452,7 +465,7 @@ class TaskGroup:
         return f"<TaskGroup {state}>"
 
 
-class Semaphore:
+class Semaphore(_Final):
     """``async with sem:`` lets at most ``value`` tasks in at once."""
 
     __slots__ = ("_bound", "_value", "_waiters")
@@ -531,7 +544,7 @@ class Lock(Semaphore):
         super().release()
 
 
-class Event:
+class Event(_Final):
     """``await event.wait()`` until some task calls ``event.set()``."""
 
     __slots__ = ("_set", "_waiters")
@@ -577,7 +590,7 @@ class QueueFull(Exception):
     """``put_nowait()`` on a full queue."""
 
 
-class Queue:
+class Queue(_Final):
     """A first-in first-out queue between tasks (``maxsize`` 0: unbounded)."""
 
     __slots__ = ("_finished", "_getters", "_items", "_maxsize", "_putters", "_unfinished")
@@ -699,11 +712,10 @@ def _refusal(name: str, substitute: str) -> Any:
     return refused
 
 
-for _cls in (Timeout, TaskGroup, Semaphore, BoundedSemaphore, Lock, Event, Queue, QueueEmpty,
-             QueueFull, _Gathering, _Yield):
+for _cls in (_Final, Timeout, TaskGroup, Semaphore, BoundedSemaphore, Lock, Event, Queue,
+             QueueEmpty, QueueFull, _Gathering, _Yield):
     _cls.__module__ = "asyncio"
-for _cls in (Future, Task):
-    _cls.__module__ = "asyncio"
+Future.__module__ = Task.__module__ = "asyncio"
 hide_constructor(Task, "use asyncio.create_task(coro)")
 hide_constructor(Future, "use asyncio.create_task(coro), or an asyncio.Event")
 hide_constructor(_Gathering, "use asyncio.gather(...)")

@@ -194,7 +194,7 @@ CLASSES: tuple[Capability, ...] = tuple(
     + _group("asyncio", RESTRICTED, "written in the sandbox over its single-threaded loop: "
              "no I/O, no threads, no loop object; waits end when the run is aborted",
              "asyncio.TaskGroup asyncio.Semaphore asyncio.BoundedSemaphore asyncio.Lock "
-             "asyncio.Event asyncio.Queue")
+             "asyncio.Event asyncio.Queue asyncio._Final")
     + _group("asyncio", REAL, _EXCEPTIONS + "; the sandbox's own classes under asyncio's "
              "names", "asyncio.CancelledError asyncio.InvalidStateError asyncio.QueueEmpty "
              "asyncio.QueueFull")
