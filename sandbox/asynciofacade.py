@@ -722,6 +722,7 @@ hide_constructor(_Gathering, "use asyncio.gather(...)")
 hide_constructor(Timeout, "use asyncio.timeout(seconds)")
 hide_constructor(ToolCall, "call the tool from async code: await get_x(...)",
                  shown_as="tool_call")
+ToolCall.__name__ = "coroutine"  # "'coroutine' object is not subscriptable", as in CPython
 
 
 def asyncio_members() -> dict[str, Any]:
