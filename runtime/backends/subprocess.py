@@ -41,6 +41,7 @@ from toolscript.sandbox.protocol import (
     WireBounds,
     encode_frame,
 )
+from toolscript.sandbox.spinwait import SpinWait
 from toolscript.sandbox.walls.config import TEST_HOOKS_FLAG, WallConfig
 from toolscript.sandbox.wirecheck import ready_message
 from toolscript.sandbox.zygote import ZYGOTE_FLAG
@@ -94,6 +95,7 @@ class ProcessHandle(SandboxHandle):
         self._in, self._out = fds
         self._decoder = FrameDecoder()
         self._queue: list[dict[str, Any]] = []
+        self._spin = SpinWait(self._out)
         self._killed = False
         self._group_killed = False
         self._stderr_tail = b""
@@ -123,13 +125,16 @@ class ProcessHandle(SandboxHandle):
         if self._out < 0:
             raise SandboxDied(self.death_reason(), self._describe_exit())
         deadline = None if timeout is None else time.monotonic() + timeout
+        ready = self._spin.wait()  # the next call of a chain comes before a wake-up would land
         while True:
-            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            if remaining is not None and remaining <= 0:
-                raise TimeoutError("no message from the sandbox in time")
-            readable, _, _ = select.select([self._out], [], [], remaining)
-            if not readable:
-                continue
+            if not ready:
+                remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                if remaining is not None and remaining <= 0:
+                    raise TimeoutError("no message from the sandbox in time")
+                readable, _, _ = select.select([self._out], [], [], remaining)
+                if not readable:
+                    continue
+            ready = False
             try:
                 chunk = os.read(self._out, 1 << 16)
             except OSError:

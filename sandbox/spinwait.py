@@ -1,0 +1,83 @@
+"""Wait for a frame by polling briefly before sleeping: no wake-up per tool call.
+
+A tool call is a ping-pong between two processes: the sandbox writes a
+``call`` and waits for its ``reply``, the host's serving thread writes the
+reply and waits for the next call. A process that blocks in ``read`` has to
+be woken when the bytes arrive; when the two ends run on different CPUs
+that wake-up (an inter-processor interrupt, and in a virtual machine the
+exit of an idle virtual CPU) costs more than the whole call's own work, on
+both sides, twice per call. :class:`SpinWait` polls the descriptor without
+blocking (``poll`` with a zero timeout, yielding the CPU between polls so a
+peer on the same CPU runs at once) for up to ``budget_s``, and only then
+lets the caller block as before. It never reads: the caller's read that
+follows is the same, so framing, bounds and checks are untouched; it only
+decides when that read starts.
+
+The spin adapts: a wait that outlasts the budget (a slow tool, a script that
+computes between calls) makes the next waits skip the spin, for twice as many
+waits each time it happens again (at most :data:`MAX_SKIP`), so slow
+exchanges cost no CPU beyond the occasional probe.
+
+This module is imported inside the sandbox: standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+
+DEFAULT_SPIN_S = 100e-6
+"""How long a wait polls before it blocks: above the host's and the sandbox's
+own work for one call of a cheap tool (tens of microseconds), below what a
+slow tool takes."""
+
+MAX_SKIP = 64
+"""At most this many waits in a row skip the spin after waits that outlasted it."""
+
+
+class SpinWait:
+    """Polls one descriptor for readability for a short while before the caller
+    blocks on it (see the module docstring)."""
+
+    __slots__ = ("_poll", "_skip", "_skipping", "budget_s")
+
+    def __init__(self, fd: int, budget_s: float = DEFAULT_SPIN_S) -> None:
+        self.budget_s = budget_s
+        """Longest spin of one wait (0 turns spinning off)."""
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN | select.POLLPRI)
+        self._skip = 0
+        """How many of the coming waits skip the spin."""
+        self._skipping = 0
+        """The length of the current run of skipped waits (doubles per miss)."""
+
+    def wait(self) -> bool:
+        """Poll until the descriptor is readable (or closed) or the budget is spent.
+
+        True if it is readable now (the caller's read will not block); False if
+        the caller must block as usual. Never raises for a closed descriptor:
+        the read that follows reports that.
+        """
+        if self._skip:
+            self._skip -= 1
+            return False
+        poll = self._poll.poll
+        try:
+            if poll(0):
+                return True
+            budget = self.budget_s
+            if budget <= 0:
+                return False
+            clock = time.perf_counter
+            end = clock() + budget
+            while clock() < end:
+                os.sched_yield()
+                if poll(0):
+                    self._skipping = 0
+                    return True
+        except (OSError, ValueError):  # a descriptor closed under us: the read will say so
+            return False
+        self._skipping = min(max(2 * self._skipping, 1), MAX_SKIP)
+        self._skip = self._skipping
+        return False

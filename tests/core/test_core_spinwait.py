@@ -1,0 +1,85 @@
+"""The poll-before-sleep wait of the process backends' frames (``SpinWait``):
+it reports bytes that are there or arrive within its spin, a closed peer, and
+backs off after waits that outlast the spin."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+
+import pytest
+from toolscript.sandbox.spinwait import MAX_SKIP, SpinWait
+
+
+@pytest.fixture
+def pipe() -> Iterator[tuple[int, int]]:
+    read_end, write_end = os.pipe()
+    yield read_end, write_end
+    for fd in (read_end, write_end):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def test_bytes_already_there_are_ready(pipe: tuple[int, int]) -> None:
+    read_end, write_end = pipe
+    os.write(write_end, b"x")
+    assert SpinWait(read_end).wait() is True
+    assert os.read(read_end, 1) == b"x"  # it never reads: the bytes are the caller's
+
+
+def test_nothing_sent_means_block_as_usual(pipe: tuple[int, int]) -> None:
+    assert SpinWait(pipe[0], budget_s=1e-4).wait() is False
+
+
+def test_spinning_off_polls_once(pipe: tuple[int, int]) -> None:
+    read_end, write_end = pipe
+    wait = SpinWait(read_end, budget_s=0.0)
+    assert wait.wait() is False
+    os.write(write_end, b"x")
+    assert wait.wait() is True
+
+
+def test_bytes_written_during_the_spin_are_seen(pipe: tuple[int, int]) -> None:
+    read_end, write_end = pipe
+    wait = SpinWait(read_end, budget_s=5.0)  # long: the writer thread surely lands in it
+    writer = threading.Timer(0.01, os.write, (write_end, b"x"))
+    writer.start()
+    try:
+        assert wait.wait() is True
+    finally:
+        writer.join()
+
+
+def test_a_closed_peer_is_ready_so_the_read_reports_it(pipe: tuple[int, int]) -> None:
+    read_end, write_end = pipe
+    os.close(write_end)
+    assert SpinWait(read_end, budget_s=5.0).wait() is True
+    assert os.read(read_end, 1) == b""
+
+
+def test_misses_make_the_next_waits_skip_the_spin_doubling(pipe: tuple[int, int]) -> None:
+    read_end, write_end = pipe
+    wait = SpinWait(read_end, budget_s=1e-4)
+    assert wait.wait() is False  # a miss: the next wait skips
+    os.write(write_end, b"x")
+    assert wait.wait() is False  # skipped although readable: the caller blocks (and reads)
+    assert os.read(read_end, 1) == b"x"
+    assert wait.wait() is False  # a second miss: the next two waits skip
+    os.write(write_end, b"x")
+    assert [wait.wait(), wait.wait(), wait.wait()] == [False, False, True]
+
+
+def test_the_back_off_is_bounded(pipe: tuple[int, int]) -> None:
+    read_end, write_end = pipe
+    wait = SpinWait(read_end, budget_s=1e-5)
+    skipped = 0
+    for _ in range(12):  # misses, each followed by its run of skipped waits
+        assert wait.wait() is False
+        os.write(write_end, b"x")
+        skipped = 0
+        while not wait.wait():
+            skipped += 1
+        os.read(read_end, 1)
+    assert skipped == MAX_SKIP
