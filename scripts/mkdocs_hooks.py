@@ -28,7 +28,7 @@ def package_shape() -> Path:
     package = tree / "toolscript"
     package.mkdir()
     for source in (ROOT / "toolscript").iterdir():
-        if source.suffix in (".py", ".typed"):
+        if source.suffix in (".py", ".typed") or (source / "__init__.py").is_file():
             (package / source.name).symlink_to(source)
     for sub in ("runtime", "sandbox", "tools"):
         (package / sub).symlink_to(ROOT / sub, target_is_directory=True)
