@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from walled import ATTEMPT
+from walled import ATTEMPT, arm, fill_threads
 
 from toolscript import Limits, RunResult, Runtime, tool
 
@@ -74,21 +74,10 @@ def _status(key: str) -> int:
 # Held attacks: unrestricted code, run with ``test_exec``; what they grab is kept in
 # ``builtins`` until the sandbox is killed. ``VICTIMS`` is replaced by the others' pids.
 HELD: dict[str, str] = {
-    "threads": """
-import builtins, threading
-threading.stack_size(32768)
-stop = threading.Event()
-held, why = [], None
-while len(held) < 200_000:
-    try:
-        t = threading.Thread(target=stop.wait, daemon=True)
-        t.start()
-    except BaseException as exc:
-        why = type(exc).__name__
-        break
-    held.append(t)
-builtins.held_threads = (stop, held)
-result = {"threads": len(held), "stopped_by": why}
+    "threads": fill_threads(200_000) + """
+import builtins
+builtins.held_threads = (forever, held)
+result = {"threads": len(held), "stopped_by": stopped_by}
 """,
     "descriptors": """
 import builtins, fcntl, os
@@ -171,50 +160,32 @@ HELD["everything"] = "\n".join(  # memory last: what is left of it after the oth
     for name in ("threads", "descriptors", "signals", "shared_descriptors", "memory")
 ) + "\nresult = 'held'\n"
 
-# Frame attacks: the hostile sandbox answers its next ``run`` with ATTACK (bytes written
-# raw on its protocol pipe), then stays silent: the host must end the run by itself.
+# Frame attacks: the hostile sandbox (``walled.arm``: its next ``run`` is plain Python,
+# see ``walled.HOSTILE_SERVER``) answers that run with ATTACK (bytes written raw on its
+# protocol pipe), then stays silent: the host must end the run by itself.
 _FRAMES_PRELUDE = """
-import builtins, gc, json, struct, threading
-from toolscript.sandbox import server as _srv
-server = next(o for o in gc.get_objects() if isinstance(o, _srv.SandboxServer))
-out = server.link.writer
-original = server.handle
-
-def frame(body):
-    return struct.pack(">I", len(body)) + body
+run_id = run
+send = send_raw  # the attacks write raw bytes
 
 def result_frame(run_id, value_json):
     return frame(b'{"type":"result","id":' + json.dumps(run_id).encode() +
                  b',"ok":true,"value":' + value_json +
                  b',"stdout":"","stdout_truncated":false,"error":null}')
 
-def send(data):
-    out.write(data)
-    out.flush()
-
 def stream(head, piece, count, tail):
     # one frame of head + piece * count + tail, written in chunks (never all in memory)
-    out.write(struct.pack(">I", len(head) + len(piece) * count + len(tail)) + head)
+    send_raw(struct.pack(">I", len(head) + len(piece) * count + len(tail)) + head)
     chunk = piece * 65536
     for _ in range(count // 65536):
-        out.write(chunk)
-    out.write(piece * (count % 65536) + tail)
-    out.flush()
+        send_raw(chunk)
+    send_raw(piece * (count % 65536) + tail)
 
 def result_head(run_id):
     return b'{"type":"result","id":' + json.dumps(run_id).encode() + b',"ok":true,"value":'
 
 RESULT_TAIL = b',"stdout":"","stdout_truncated":false,"error":null}'
-
-def hostile(message):
-    if message.get("type") != "run":
-        return original(message)
-    run_id = message.get("id")
 ATTACK
-    threading.Event().wait()
-
-server.handle = hostile
-result = "armed"
+hold()
 """
 
 FRAMES: dict[str, str] = {
@@ -240,40 +211,26 @@ FRAMES: dict[str, str] = {
     "garbage_flood": "send(b'\\x00\\x00\\x00\\x08' + b'\\x00' * 8 + bytes(range(256)) * 4096)",
 }
 
-# The late result: run 1 is answered properly, then a forged result follows it,
+# The late result: the run is answered properly, then a forged result follows it,
 # meant for the next run (which the host must not take as its own).
 LATE = """
-import gc, json, struct, threading, time
-from toolscript.sandbox import server as _srv
-server = next(o for o in gc.get_objects() if isinstance(o, _srv.SandboxServer))
-out = server.link.writer
-original = server.handle
+import threading
 
 def forge(run_id):
     time.sleep(0.3)
     for guess in (run_id, (run_id or 0) + 1, 1, 2):
-        body = (b'{"type":"result","id":' + json.dumps(guess).encode() +
-                b',"ok":true,"value":"forged","stdout":"","stdout_truncated":false,'
-                b'"error":null}')
-        out.write(struct.pack(">I", len(body)) + body)
-    out.flush()
+        send_raw(frame(b'{"type":"result","id":' + json.dumps(guess).encode() +
+                       b',"ok":true,"value":"forged","stdout":"","stdout_truncated":false,'
+                       b'"error":null}'))
 
-def hostile(message):
-    reply = original(message)
-    if message.get("type") == "run" and not getattr(server, "forged", False):
-        server.forged = True
-        threading.Thread(target=forge, args=(message.get("id"),), daemon=True).start()
-    return reply
-
-server.handle = hostile
-result = "armed"
+threading.Thread(target=forge, args=(run,), daemon=True).start()
 """
 
 
 def frames_code(attack: str) -> str:
-    """The unrestricted code that arms frame attack ``attack``."""
-    body = "\n".join("    " + line for line in FRAMES[attack].splitlines())
-    return _FRAMES_PRELUDE.replace("ATTACK", body)
+    """The plain Python that the armed hostile server runs as its next run: attack
+    ``attack``."""
+    return _FRAMES_PRELUDE.replace("ATTACK", FRAMES[attack])
 
 
 # ------------------------------------------------------------------------- scene
@@ -381,11 +338,13 @@ class Scene:
     def frames(self, attack: str, code: str | None = None) -> Figures:
         """Frame attack ``attack``: the hostile run meets it; measure, then check the others."""
         rss, threads = host_rss_mb(), host_threads()
-        self.arm(code or frames_code(attack))
+        self.attacker = self.hostile.session()
+        assert self.attacker.run("1").value == 1
+        arm(self.attacker.sandbox)
         peak = _PeakRss()
         t0 = time.monotonic()
         try:
-            result: Any = self.attacker.run("1")
+            result: Any = self.attacker.run(code or frames_code(attack))
         except Exception as exc:  # the rule: never raised out of run(); reported as failure
             result = exc
         figures = Figures(run_s=time.monotonic() - t0, detail=result)

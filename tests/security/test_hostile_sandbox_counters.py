@@ -42,7 +42,7 @@ from toolscript.runtime.backends.subprocess import ProcessHandle, SubprocessBack
 from toolscript.runtime.backends.uids import allocator_for
 from toolscript.sandbox.walls import WallConfig
 from toolscript.sandbox.walls.config import DEFAULT_UID_RANGE
-from walled import ATTEMPT, Walled, walled
+from walled import ATTEMPT, Walled, fill_threads, walled
 
 from toolscript import Runtime
 from toolscript.errors import IsolationUnavailable, SandboxStartError
@@ -50,23 +50,7 @@ from toolscript.errors import IsolationUnavailable, SandboxStartError
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"),
                                 reason="a uid per sandbox and the private view need a root host")
 
-FILL_THREADS = """
-    import threading
-    # The smallest stacks, and one malloc arena (each thread's own would reserve 64 MiB of
-    # the address-space limit): the task budget, not memory, is what runs out.
-    threading.stack_size(32768)
-    _libc.mallopt(-8, 1)  # M_ARENA_MAX
-    forever = threading.Event()
-    count, error = 0, ""
-    while count < 100_000:
-        try:
-            threading.Thread(target=forever.wait, daemon=True).start()
-        except RuntimeError as exc:
-            error = str(exc)
-            break
-        count += 1
-    result = {"threads": count, "error": error}
-"""
+FILL_THREADS = fill_threads(100_000) + 'result = {"threads": len(held), "error": error}\n'
 
 FILL_FORKS = """
     import time
@@ -675,23 +659,14 @@ def test_the_unprivileged_path_keeps_its_uid_in_its_user_namespace() -> None:
 
 
 UNPRIVILEGED_FILL = """
-import json, os, sys, threading, ctypes
+import json, os, sys
 from toolscript.sandbox import walls
 walls.preload()
 os.setgroups([]); os.setresgid(10001, 10001, 10001); os.setresuid(10001, 10001, 10001)
 report = walls.apply()
-threading.stack_size(32768)
-ctypes.CDLL(None).mallopt(-8, 1)
-forever = threading.Event()
-count, error = 0, ""
-while count < 1000:
-    try:
-        threading.Thread(target=forever.wait, daemon=True).start()
-    except RuntimeError as exc:
-        error = str(exc)
-        break
-    count += 1
-print(json.dumps({"threads": count, "error": error, "budget": report["task_budget"]}), flush=True)
+""" + fill_threads(1000) + """
+print(json.dumps({"threads": len(held), "error": error, "budget": report["task_budget"]}),
+      flush=True)
 sys.stdin.readline()
 """
 

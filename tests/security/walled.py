@@ -42,6 +42,34 @@ def raw(name, *args):
 '''
 
 
+FILL_THREADS = '''
+import ctypes, threading
+# The smallest stacks, and one malloc arena (each thread's own would reserve 64 MiB of
+# the address-space limit): the task budget, not memory, is what runs out.
+threading.stack_size(32768)
+ctypes.CDLL(None).mallopt(-8, 1)  # M_ARENA_MAX
+forever = threading.Event()
+held, error, stopped_by = [], "", None
+while len(held) < FILL_LIMIT:
+    try:
+        thread = threading.Thread(target=forever.wait, daemon=True)
+        thread.start()
+    except BaseException as exc:
+        error, stopped_by = str(exc), type(exc).__name__
+        break
+    held.append(thread)
+'''
+"""Unrestricted code that starts threads that wait forever until one cannot start (or
+``FILL_LIMIT``, to be defined first, are running): ``held`` (the threads), ``forever``
+(their event), ``error`` and ``stopped_by`` (what stopped it, "" and None if nothing).
+The one thread-exhaustion loop of these tests."""
+
+
+def fill_threads(limit: int) -> str:
+    """:data:`FILL_THREADS` with ``FILL_LIMIT`` = ``limit``."""
+    return f"FILL_LIMIT = {limit}\n" + FILL_THREADS
+
+
 HOSTILE_SERVER = r'''
 import gc, json, os, struct, time
 import toolscript.sandbox.server as _server_module
