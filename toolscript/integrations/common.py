@@ -182,6 +182,13 @@ class ScriptSession:
                 self._session = self.runtime.session(context=self.context)
             return self._session
 
+    @property
+    def current(self) -> Session | None:
+        """The session if one is open (a given one, or one this object opened and has
+        not closed yet); never opens one."""
+        with self._lock:
+            return self._session
+
     def run(self, code: str) -> RenderedResult:
         """Run ``code`` in the session; its result as the model reads it.
 

@@ -181,3 +181,28 @@ def test_script_spans_nest_under_pydantic_ais_own_trace(make_runtime):
     assert parent("execute_script") == "execute_tool run_script"  # pydantic-ai's tool span
     assert parent("execute_tool add") == "execute_script"
     assert len({span.context.trace_id for span in spans}) == 1  # one trace per agent run
+
+
+class RecordingToolset(ToolscriptToolset):
+    """Keeps the per-run copies pydantic-ai asks for."""
+
+    copies: list[ToolscriptToolset]
+
+    async def for_run(self, ctx: Any) -> Any:
+        copy = await super().for_run(ctx)
+        self.copies.append(copy)
+        return copy
+
+
+def test_the_per_run_session_closes_with_the_run(make_runtime):
+    runtime = make_runtime(TOOLS)
+    toolset = RecordingToolset(runtime)
+    toolset.copies = []
+    opened: list[Any] = []
+    runtime.events.add("run_start", lambda event: opened.append(
+        toolset.copies[-1].script_session.current))
+    drive(toolset, ["1 + 1"])
+    (copy,) = toolset.copies
+    assert opened[0] is not None and opened[0].closed  # it ran, then the run closed it
+    assert copy.script_session.current is None
+    assert toolset.script_session is None  # the template never opened one
