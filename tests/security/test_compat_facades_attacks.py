@@ -78,11 +78,6 @@ IMPORTS = [
 ]
 
 
-@pytest.mark.parametrize("attack", IMPORTS, ids=[a.id for a in IMPORTS])
-def test_refused_imports(attack: Attack, rt: Runtime) -> None:
-    attack.expect.check(rt.run(attack.code), attack.code)
-
-
 def test_a_refused_import_is_catchable_and_names_the_substitute(rt: Runtime) -> None:
     value = _value(rt, (
         "out = []\n"
@@ -192,11 +187,6 @@ WRITES = [
 ]
 
 
-@pytest.mark.parametrize("attack", WRITES, ids=[a.id for a in WRITES])
-def test_writes_to_builtin_values(attack: Attack, rt: Runtime) -> None:
-    attack.expect.check(rt.run(attack.code), attack.code)
-
-
 def test_a_tool_exception_looks_like_the_builtin(rt: Runtime) -> None:
     value = _value(rt, (
         "try:\n    get_order('Z9')\nexcept Exception as e:\n"
@@ -237,11 +227,6 @@ TOOL_CLASSES = [
 ]
 
 
-@pytest.mark.parametrize("attack", TOOL_CLASSES, ids=[a.id for a in TOOL_CLASSES])
-def test_tool_error_classes(attack: Attack, rt: Runtime) -> None:
-    attack.expect.check(rt.run(attack.code), attack.code)
-
-
 # --- the sys facade --------------------------------------------------------------------
 
 SYS = [
@@ -263,11 +248,6 @@ SYS = [
     Attack("sys_values", "import sys\n[sys.version_info >= (3, 8), type(sys.maxsize).__name__, sys.byteorder in ('little', 'big'), sys.argv, sys.getrecursionlimit() > 100, sys.float_info.max > 1e300, sys.int_info.bits_per_digit > 0, type(sys.version).__name__]",
            safe([True, "int", True, [], True, True, True, "str"])),
 ]
-
-
-@pytest.mark.parametrize("attack", SYS, ids=[a.id for a in SYS])
-def test_sys_facade(attack: Attack, rt: Runtime) -> None:
-    attack.expect.check(rt.run(attack.code), attack.code)
 
 
 def test_sys_argv_is_per_interpreter(make_runtime: Any) -> None:
@@ -315,6 +295,13 @@ PATHS = [
 ]
 
 
-@pytest.mark.parametrize("attack", PATHS, ids=[a.id for a in PATHS])
-def test_pathlib_facade(attack: Attack, rt: Runtime) -> None:
+TABLES = {"import": IMPORTS, "write": WRITES, "tool_class": TOOL_CLASSES, "sys": SYS,
+          "pathlib": PATHS}
+"""The attack tables whose every row is one run and its expected outcome: refused imports,
+writes to builtin values, tool error classes, the sys and pathlib facades."""
+
+
+@pytest.mark.parametrize("attack", [pytest.param(attack, id=f"{table}-{attack.id}")
+                                    for table, rows in TABLES.items() for attack in rows])
+def test_attack_tables(attack: Attack, rt: Runtime) -> None:
     attack.expect.check(rt.run(attack.code), attack.code)

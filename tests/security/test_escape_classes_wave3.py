@@ -315,7 +315,7 @@ def test_escape_class_wave3(attack: Attack, probe: Probe, host_intact: None) -> 
 
 # --- in process: nothing of the script runs in the host's thread after its run -------
 
-FINALLY_BOMB = """\
+SUSPENDED_BOMB_IN_A_CYCLE = """\
 import decimal
 def g():
     try:
@@ -327,6 +327,11 @@ def g():
 box = [g()]
 next(box[0])
 box.append(box)
+"""
+"""A suspended generator whose ``finally`` would change the decimal context of the thread
+that finalizes it and then never return, left in a reference cycle (``box``)."""
+
+FINALLY_BOMB = SUSPENDED_BOMB_IN_A_CYCLE + """\
 kept = g()
 next(kept)
 del box
@@ -369,18 +374,8 @@ def test_generator_finalizer_runs_nothing_in_the_host() -> None:
         runtime.close()
 
 
-CYCLE_THEN_SLEEP = """\
-import decimal, time
-def g():
-    try:
-        yield 1
-    finally:
-        decimal.getcontext().prec = 3
-        while True:
-            pass
-box = [g()]
-next(box[0])
-box.append(box)
+CYCLE_THEN_SLEEP = SUSPENDED_BOMB_IN_A_CYCLE + """\
+import time
 del box
 time.sleep(1.0)
 'slept'

@@ -40,6 +40,19 @@ def _record(log: AuditLog, i: int) -> None:
     log(record, ToolCallEvent(record, "session-1", "run-1", None))
 
 
+def _cut_under_the_writer(path: Path, key: str | None, *, written: int,
+                          kept: int) -> AuditLog:
+    """A writer writes ``written`` records, the attacker keeps the first ``kept`` lines;
+    the writer's next record must be refused as a truncation. The writer."""
+    log = AuditLog(path, key=key, background=False)
+    for i in range(written):
+        _record(log, i)
+    _cut(path, kept)
+    with pytest.raises(ConfigurationError, match="truncated"):
+        _record(log, written)
+    return log
+
+
 def _cut(path: Path, keep: int) -> bytes:
     """Keep the first ``keep`` lines (what the attacker does); return what was cut."""
     text = path.read_bytes().splitlines(keepends=True)
@@ -141,12 +154,7 @@ def test_verify_with_the_writers_head_reports_the_cut(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The issue's reproduction: cut, keep writing, verify with the current head."""
     path = tmp_path / "audit.jsonl"
-    log = AuditLog(path, key=KEY, background=False)
-    for i in range(5):
-        _record(log, i)
-    _cut(path, 3)
-    with pytest.raises(ConfigurationError, match="truncated"):
-        _record(log, 5)
+    log = _cut_under_the_writer(path, KEY, written=5, kept=3)
     monkeypatch.setenv(KEY_ENV, KEY)
     assert cli_main(["audit", "verify", str(path), "--head", log.head]) == EXIT_BROKEN
     with pytest.raises(ConfigurationError):
@@ -220,12 +228,7 @@ def test_a_new_writer_does_not_extend_a_forged_last_line(tmp_path: Path, attack:
 
 def test_an_unkeyed_writer_also_refuses_a_cut(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
-    log = AuditLog(path, key=None, background=False)
-    for i in range(4):
-        _record(log, i)
-    _cut(path, 2)
-    with pytest.raises(ConfigurationError, match="truncated"):
-        _record(log, 4)
+    log = _cut_under_the_writer(path, None, written=4, kept=2)
     with pytest.raises(ConfigurationError):
         log.close()
 

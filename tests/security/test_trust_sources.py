@@ -58,6 +58,19 @@ def _mcp(**options: Any) -> MCPToolSource:
     return MCPToolSource(_mcp_server(), prefix="mail", **options)
 
 
+def _try_writes(calls: str) -> str:
+    """A script that makes each call of ``calls`` (callables, comma separated) and lists
+    ``'ran'`` or the type of its ``ToolDenied``."""
+    return ("out = []\n"
+            f"for call in ({calls},):\n"
+            "    try:\n"
+            "        call()\n"
+            "        out.append('ran')\n"
+            "    except ToolDenied as exc:\n"
+            "        out.append(exc.type)\n"
+            "out")
+
+
 def _flags(tools: list[Any]) -> dict[str, tuple[bool, bool]]:
     return {t.name: (t.read_only, t.requires_approval) for t in tools}
 
@@ -80,15 +93,8 @@ def test_naming_one_mcp_tool_keeps_the_others_writes_asking(selector: str,
         assert flags == {"mail_lookup": (True, True), "mail_send_email": (False, True),
                          "mail_wipe_inbox": (False, True)}
         with Runtime(source.tools(), backend=backend_name) as rt:  # approval mode: default
-            result = rt.run("out = []\n"
-                            "for call in (lambda: mail_send_email('x'),\n"
-                            "             lambda: mail_wipe_inbox('x')):\n"
-                            "    try:\n"
-                            "        call()\n"
-                            "        out.append('ran')\n"
-                            "    except ToolDenied as exc:\n"
-                            "        out.append(exc.type)\n"
-                            "out")
+            result = rt.run(_try_writes("lambda: mail_send_email('x'), "
+                                        "lambda: mail_wipe_inbox('x')"))
     assert result.ok, result.error
     assert result.value == ["denied", "denied"]
     assert SENT == []  # no write reached the server
@@ -206,14 +212,7 @@ def test_naming_one_operation_keeps_the_others_writes_asking(api: str, selector:
                                       "mail_send_email": (False, True),
                                       "mail_delete_inbox": (False, True)}
     with Runtime(source.tools(), backend=backend_name) as rt:
-        result = rt.run("out = []\n"
-                        "for call in (lambda: mail_send_email(to='x'), mail_delete_inbox):\n"
-                        "    try:\n"
-                        "        call()\n"
-                        "        out.append('ran')\n"
-                        "    except ToolDenied as exc:\n"
-                        "        out.append(exc.type)\n"
-                        "out")
+        result = rt.run(_try_writes("lambda: mail_send_email(to='x'), mail_delete_inbox"))
     assert result.ok, result.error
     assert result.value == ["denied", "denied"]
     assert SENT == []
