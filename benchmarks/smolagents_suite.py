@@ -2,10 +2,10 @@
 
 Given the path of smolagents' ``tests/test_local_python_executor.py`` (not
 shipped here: bring it from smolagents' repository at the tag of the
-installed version), this runs that file with pytest, in this process, after
-replacing the test module's ``evaluate_python_code`` and
-``LocalPythonExecutor`` by adapters that run the same code in a toolscript
-session. The real test bodies run; their assertions compare what toolscript
+installed version; it imports ``numpy`` and ``pandas``), this runs that file
+with pytest, in this process, after replacing the test module's
+``evaluate_python_code`` and ``LocalPythonExecutor`` by adapters that run the
+same code in a toolscript session. The real test bodies run; their assertions compare what toolscript
 produced with what smolagents' tests expect.
 
 What the adapters do:
