@@ -157,6 +157,20 @@ def test_ctrl_c_stops_direct_calls(backend_name: str, make_runtime: Any,
         assert session.call_tool(tool_name, {"n": 99}).ok
 
 
+async def _cancel_once_writing(writes: Writes, run: Any) -> list[int]:
+    """Start ``run`` (a coroutine), cancel it once its first write started, check that the
+    cancellation reaches the caller and that no write starts after; the writes started."""
+    task = asyncio.ensure_future(run)
+    while not writes.started:
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    seen = list(writes.started)
+    await asyncio.to_thread(_assert_nothing_started_after, writes, seen)
+    return seen
+
+
 def test_cancelled_run_async_stops_the_run(backend_name: str, make_runtime: Any) -> None:
     """``run_async`` cancelled (what ``asyncio.run`` does on Ctrl-C): the run in its
     worker thread is stopped before the cancellation reaches the caller."""
@@ -165,15 +179,8 @@ def test_cancelled_run_async_stops_the_run(backend_name: str, make_runtime: Any)
 
     async def main() -> None:
         with runtime.session() as session:
-            task = asyncio.ensure_future(
-                session.run_async("parallel(write, [{'n': i} for i in range(8)])"))
-            while not writes.started:
-                await asyncio.sleep(0.005)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            seen = list(writes.started)
-            await asyncio.to_thread(_assert_nothing_started_after, writes, seen)
+            await _cancel_once_writing(writes, session.run_async(
+                "parallel(write, [{'n': i} for i in range(8)])"))
 
     asyncio.run(main())
 
@@ -449,15 +456,8 @@ def test_a_cancelled_async_agent_run_stops_its_calls(backend_name: str, make_run
     runtime: Runtime = make_runtime(writes.tools(), limits=Limits(wall_time_s=60.0))
 
     async def main(server: Any) -> list[int]:
-        task = asyncio.ensure_future(_agent(runtime, server, mode).run_async("write them"))
-        while not writes.started:
-            await asyncio.sleep(0.005)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        seen = list(writes.started)
-        await asyncio.to_thread(_assert_nothing_started_after, writes, seen)
-        return seen
+        return await _cancel_once_writing(writes, _agent(runtime, server, mode).run_async(
+            "write them"))
 
     with FakeModelServer() as server:
         server.script(*_agent_turns(mode))
