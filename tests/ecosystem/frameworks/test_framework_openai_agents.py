@@ -118,3 +118,20 @@ def test_arguments_that_are_not_code_get_toolscripts_error_text(make_runtime, se
 def test_takes_a_session_not_a_runtime(make_runtime):
     with pytest.raises(ConfigurationError, match="Session"):
         run_script_tool(make_runtime(TOOLS))
+
+
+def test_streamed_runner(make_runtime, server):
+    runtime = make_runtime(TOOLS)
+
+    async def main() -> list[str]:
+        async with runtime.session() as session:
+            server.script(script("add(40, 2)"), say("done"))
+            streamed = Runner.run_streamed(agent_for(server, session), "work",
+                                           run_config=NO_TRACING)
+            outputs = [event.item.output async for event in streamed.stream_events()
+                       if event.type == "run_item_stream_event"
+                       and event.item.type == "tool_call_output_item"]
+            assert streamed.final_output == "done"
+            return outputs
+
+    assert asyncio.run(main()) == ["value:\n42"]
