@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from walled import ATTEMPT
+from walled import Walled
 
 from toolscript import Runtime
 
@@ -107,23 +107,13 @@ class Pair:
         self.kind = kind
         self.backend = backend
         self.runtime = Runtime(backend=backend)
-        self.attacker = self.runtime.session()
-        self.victim = self.runtime.session()
-        assert self.attacker.run("1").value == 1 and self.victim.run("2").value == 2
-
-    def exec(self, session: Any, code: str) -> Any:
-        """Run ``code`` unrestricted in ``session``'s sandbox; its ``result``."""
-        session.sandbox.send({"type": "test_exec", "code": ATTEMPT + code})
-        reply = session.sandbox.recv(60.0)
-        assert reply["type"] == "test_result", reply
-        assert reply["ok"], f"{reply['error']}\n{reply.get('traceback', '')}"
-        return reply["value"]
+        self.attacker = Walled(self.runtime)
+        self.victim = Walled(self.runtime)
 
     def close(self) -> None:
         """Close both sessions and the runtime."""
         self.attacker.close()
         self.victim.close()
-        self.runtime.close()
 
 
 @pytest.fixture(params=KINDS)
@@ -140,10 +130,10 @@ def pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
 def test_a_session_finds_nothing_of_its_neighbour(pair: Pair) -> None:
     if pair.kind == "docker-process":  # the two share a container, or this proves nothing
         assert len(pair.backend.containers()) == 1
-    other = pair.exec(pair.victim, SELF)
-    own = pair.exec(pair.attacker, SELF)
+    other = pair.victim.exec(SELF)
+    own = pair.attacker.exec(SELF)
     assert other["parent"] == own["parent"]  # one fork server: the same namespaces but the view
-    out = pair.exec(pair.attacker, LOOK.replace("OTHER", repr(json.dumps(other))))
+    out = pair.attacker.exec(LOOK.replace("OTHER", repr(json.dumps(other))))
     assert out["found"] == {}, out["found"]
     assert out["self"] in out["seen"]  # the scan does find what it may see
     assert set(out["seen"]) <= {own["pid"], *own["threads"]}, out["seen"]
@@ -154,14 +144,14 @@ def test_a_session_finds_nothing_of_its_neighbour(pair: Pair) -> None:
     assert out["directories"] == [], "a descriptor of a directory would lead out of the view"
     for name, outcome in out["calls"].items():
         assert outcome.startswith("refused"), (name, outcome)
-    assert pair.victim.run("40 + 2").value == 42  # and the neighbour is untouched
+    assert pair.victim.session.run("40 + 2").value == 42  # and the neighbour is untouched
 
 
 def test_the_view_is_reported_and_its_capabilities_are_gone(pair: Pair) -> None:
-    walls = pair.attacker.sandbox.ready_info["walls"]
+    walls = pair.attacker.walls
     assert walls["private_view"]["active"], walls["private_view"]
     assert "verified: /proc shows only itself" in walls["private_view"]["detail"]
-    caps = pair.exec(pair.attacker, """
+    caps = pair.attacker.exec("""
 result = {line.split(":")[0]: line.split()[1] for line in open(f"/proc/{os.getpid()}/status")
           if line.startswith("Cap")}
 """)
