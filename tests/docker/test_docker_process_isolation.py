@@ -362,3 +362,23 @@ def test_corpus_matches_cpython_in_process_isolation(plain: Runtime) -> None:
         elif (result.value, result.stdout) != want:
             mismatches.append(f"{path.name}: {result.value!r:.200} != {want[0]!r:.200}")
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_doctor_reports_the_private_view_of_process_mode(image: str, tmp_path: Path) -> None:
+    """``toolscript doctor`` with a profile in ``isolation="process"``: the view is the
+    fork server's, verified from inside a session, and can be required."""
+    import json
+    import subprocess
+
+    (tmp_path / "toolscript.toml").write_text(
+        '[profiles.p]\nbackend = "docker"\nrequire_isolation = ["private_view", "task_budget"]\n'
+        f'[profiles.p.backend_options]\nisolation = "process"\nimage = "{image}"\n')
+    done = subprocess.run([sys.executable, "-m", "toolscript", "doctor", "--json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TOOLSCRIPT_PROFILE": "p"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = json.loads(done.stdout)
+    assert out["required_missing"] == []
+    view = out["walls"]["private_view"]
+    assert view["active"] and "chrooted" in view["detail"], view
+    assert "verified: /proc shows only itself" in view["detail"], view
