@@ -7,11 +7,14 @@ be woken when the bytes arrive; when the two ends run on different CPUs
 that wake-up (an inter-processor interrupt, and in a virtual machine the
 exit of an idle virtual CPU) costs more than the whole call's own work, on
 both sides, twice per call. :class:`SpinWait` polls the descriptor without
-blocking (``poll`` with a zero timeout, yielding the CPU between polls so a
-peer on the same CPU runs at once) for up to ``budget_s``, and only then
-lets the caller block as before. It never reads: the caller's read that
-follows is the same, so framing, bounds and checks are untouched; it only
-decides when that read starts.
+blocking (``poll`` with a zero timeout) for up to ``budget_s``, and only then
+lets the caller block as before; it stops polling at once when it finds it
+lost its CPU between two polls (the CPU is contended: a spin would only
+delay whoever needs it, and a sleeping reader is woken quickly there). It
+never yields the CPU while it polls: a yield hands the rest of a time slice
+to another task, which under load costs more than the wake-up it saves.
+It never reads: the caller's read that follows is the same, so framing,
+bounds and checks are untouched; it only decides when that read starts.
 
 The spin adapts: a wait that outlasts the budget (a slow tool, a script that
 computes between calls) makes the next waits skip the spin, for twice as many
@@ -23,14 +26,17 @@ This module is imported inside the sandbox: standard library only.
 
 from __future__ import annotations
 
-import os
 import select
 import time
 
-DEFAULT_SPIN_S = 100e-6
-"""How long a wait polls before it blocks: above the host's and the sandbox's
-own work for one call of a cheap tool (tens of microseconds), below what a
+DEFAULT_SPIN_S = 50e-6
+"""How long a wait polls before it blocks: above the host's (about 20 us) and the
+sandbox's (about 14 us) own work for one call of a cheap tool, far below what a
 slow tool takes."""
+
+PREEMPTED_S = 20e-6
+"""A gap this long between two polls means the spinning process lost its CPU to
+another task: the CPU is contended, and a spin only delays whoever needs it."""
 
 MAX_SKIP = 64
 """At most this many waits in a row skip the spin after waits that outlasted it."""
@@ -70,12 +76,15 @@ class SpinWait:
             if budget <= 0:
                 return False
             clock = time.perf_counter
-            end = clock() + budget
-            while clock() < end:
-                os.sched_yield()
+            now = clock()
+            end = now + budget
+            while now < end:
                 if poll(0):
                     self._skipping = 0
                     return True
+                last, now = now, clock()
+                if now - last > PREEMPTED_S:  # another task had this CPU: it is contended
+                    break
         except (OSError, ValueError):  # a descriptor closed under us: the read will say so
             return False
         self._skipping = min(max(2 * self._skipping, 1), MAX_SKIP)
