@@ -16,15 +16,11 @@ import keyword
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Unpack
+from typing import Any, Unpack
 
 from toolscript.errors import ConfigurationError, SchemaError, ToolDefinitionError
 
-from . import pydantic_models
 from .binding import BoundArgs, convert_argument, render
-from .convert import Converter, build_converter
-from .dependencies import warn_dependencies
 from .docstrings import parse_docstring
 from .finite import has_non_finite
 from .markers import IdempotencyKeyMarker, Inject, find_marker
@@ -35,17 +31,17 @@ from .options import (
     ToolOptionArgs,
     ToolOptions,
 )
-from .schema import (
-    MISSING,
-    SchemaBuilder,
-    UnsupportedType,
-    explain_unsupported,
-    resolve_hints,
-    to_json_default,
-    type_label,
-    unwrap_annotated,
+from .params import (
+    IDEMPOTENCY_PARAM,
+    HostSupplied,
+    InjectedParam,
+    Param,
+    ParamKind,
+    ToolParams,
+    signature_params,
 )
-from .validation import ROOT, ArgsValidator, ArgumentError, Problem
+from .schema import MISSING, UnsupportedType, resolve_hints, unwrap_annotated
+from .validation import ROOT, ArgumentError, Problem
 
 __all__ = [
     "IDEMPOTENCY_PARAM",
@@ -63,19 +59,6 @@ __all__ = [
     "not_a_tool_message",
     "register_schema_tool",
 ]
-
-ParamKind = Literal["positional_or_keyword", "keyword_only"]
-IDEMPOTENCY_PARAM = "idempotency_key"
-"""The optional argument through which a script supplies its own idempotency key."""
-_IDEMPOTENCY_SCHEMA: dict[str, Any] = {
-    "type": ["string", "null"],
-    "minLength": 1,
-    "maxLength": 200,
-    "description": (
-        "Optional: calls with the same key act once (a repeat returns the first result); "
-        "default: derived from the arguments"
-    ),
-}
 
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
@@ -128,78 +111,6 @@ def not_a_tool_message(obj: object) -> str:
         f"cannot use {shown} (a {type(obj).__module__}.{type(obj).__qualname__}) as a tool: "
         f"a tool is {ACCEPTED_TOOLS}"
     )
-
-
-@dataclass(frozen=True)
-class Param:
-    """One parameter of a tool, as the model and the sandbox see it.
-
-    Attributes:
-        name: the parameter name (a key of the arguments dict).
-        kind: ``positional_or_keyword`` or ``keyword_only`` (positional-only
-            parameters are exposed as ``positional_or_keyword``).
-        required: True if the parameter has no default.
-        default: the default value, or ``MISSING``.
-        description: from ``Annotated[T, "..."]`` or the docstring ("" if none).
-        schema: the JSON Schema of the value (``$ref`` point into the tool's
-            ``parameters_schema["$defs"]``).
-        annotation: the resolved type hint (with ``Annotated``), for stubs.
-    """
-
-    name: str
-    kind: ParamKind
-    required: bool
-    default: Any = MISSING
-    description: str = ""
-    schema: dict[str, Any] = field(default_factory=dict)
-    annotation: Any = Any
-
-
-@dataclass(frozen=True)
-class InjectedParam:
-    """A parameter the host fills from the run's context (never seen by the model).
-
-    Attributes:
-        name: the function's parameter name.
-        key: the context key it is read from.
-        default: the parameter's default (used when the context lacks ``key``),
-            or ``MISSING``.
-        check: a class the value must be an instance of, when the annotation
-            is a plain class; else None (not checked).
-        redact: show the value to approval hooks as ``"[redacted]"``
-            (``Inject(..., redact=True)``, for secrets such as tokens).
-    """
-
-    name: str
-    key: str
-    default: Any = MISSING
-    check: type | None = None
-    redact: bool = False
-
-
-@dataclass(frozen=True)
-class HostSupplied:
-    """What the host supplies to a call of one tool beyond the script's arguments
-    (``Tool.host_supplied``): injected values, an idempotency key, a two-phase role.
-
-    Plain tools have ``host_supplied = None`` and cost nothing extra per call.
-
-    Attributes:
-        injected: parameters filled from the run's context.
-        idempotency: ``"run"``, ``"session"`` or ``"global"``: the scope in
-            which calls with the same arguments (or the same script-supplied
-            ``idempotency_key``) act once; None if not idempotent.
-        key_param: the parameter that receives the idempotency key, if any.
-        phase: ``"prepare"`` or ``"commit"`` for the two tools of a
-            two-phase write (see :func:`~toolscript.tools.two_phase`).
-        partner: the name of the other tool of a two-phase pair.
-    """
-
-    injected: tuple[InjectedParam, ...] = ()
-    idempotency: IdempotencyScope | None = None
-    key_param: str | None = None
-    phase: Literal["prepare", "commit"] | None = None
-    partner: str | None = None
 
 
 _SCHEMA_TOOL_FACTORY: list[Callable[..., Tool]] = []
@@ -407,147 +318,26 @@ class Tool:
         """Wrap further callables a subclass runs instead of :attr:`func` (none here)."""
 
     def _build_params(self, doc_params: Mapping[str, str]) -> None:
-        func = self.func
-        try:
-            signature = inspect.signature(func)
-        except (TypeError, ValueError) as exc:
-            raise ToolDefinitionError(
-                f"tool {self.name!r}: cannot read its signature: {exc}"
-            ) from exc
-        hints = self._hints()
-        builder = SchemaBuilder()
-        params: list[Param] = []
-        properties: dict[str, Any] = {}
-        required: list[str] = []
-        converters: dict[str, Converter] = {}
-        positional_only: list[str] = []
-        injected: list[InjectedParam] = []
-        key_param: str | None = None
-        models: dict[str, Converter] = {}
-        for p in signature.parameters.values():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                continue
-            marker = self._marker(p.name, hints.get(p.name))
-            if marker is not None:
-                if p.kind is p.POSITIONAL_ONLY:
-                    raise ToolDefinitionError(
-                        f"tool {self.name!r}: parameter {p.name!r} is filled by the host, so it "
-                        "cannot be positional-only; remove the '/' before it"
-                    )
-                if isinstance(marker, IdempotencyKeyMarker):
-                    key_param = p.name
-                else:
-                    bare = unwrap_annotated(hints.get(p.name, Any))[0]
-                    injected.append(InjectedParam(
-                        p.name, marker.key or p.name,
-                        MISSING if p.default is p.empty else p.default,
-                        bare if isinstance(bare, type) and bare not in (object, Any) else None,
-                        bool(getattr(marker, "redact", False)),
-                    ))
-                continue
-            if p.name == IDEMPOTENCY_PARAM and (self._idempotency or key_param):
-                raise ToolDefinitionError(
-                    f"tool {self.name!r}: parameter {IDEMPOTENCY_PARAM!r} is reserved on "
-                    "idempotent tools; annotate it `IdempotencyKey` to receive the key"
-                )
-            if p.name not in hints:
-                raise SchemaError(
-                    f"tool {self.name!r}: parameter {p.name!r} has no type annotation; "
-                    f"annotate it (e.g. `{p.name}: str`) so its JSON Schema is known"
-                )
-            annotation = hints[p.name]
-            try:
-                schema = builder.schema(annotation)
-                converter = build_converter(annotation)
-            except UnsupportedType as exc:
-                raise SchemaError(
-                    f"tool {self.name!r}: parameter {p.name!r}: cannot express "
-                    f"{type_label(annotation)} as JSON Schema: "
-                    f"{explain_unsupported(annotation, exc)}"
-                ) from exc
-            described = "description" in schema
-            description = schema["description"] if described else doc_params.get(p.name, "")
-            if description and not described:
-                schema = {**schema, "description": description}
-            default = MISSING if p.default is p.empty else p.default
-            if default is not MISSING:
-                json_default = to_json_default(default)
-                if json_default is not MISSING:
-                    schema = {**schema, "default": json_default}
-            kind: ParamKind = (
-                "keyword_only" if p.kind is p.KEYWORD_ONLY else "positional_or_keyword"
-            )
-            if p.kind is p.POSITIONAL_ONLY:
-                positional_only.append(p.name)
-            params.append(
-                Param(
-                    name=p.name,
-                    kind=kind,
-                    required=default is MISSING,
-                    default=default,
-                    description=description,
-                    schema=schema,
-                    annotation=annotation,
-                )
-            )
-            properties[p.name] = schema
-            if default is MISSING:
-                required.append(p.name)
-            if converter is not None:
-                converters[p.name] = converter
-                if builder.uses_models:
-                    models[p.name] = converter
-        unknown = set(self._inject_option) - {i.name for i in injected}
-        if unknown:
-            raise ToolDefinitionError(
-                f"tool {self.name!r}: inject names {sorted(unknown)}, which are not parameters "
-                f"of the function; parameters: {list(signature.parameters)}"
-            )
-        idempotency = self._idempotency or ("run" if key_param else None)
-        if idempotency is not None:
-            if any(p.name == IDEMPOTENCY_PARAM for p in params):
-                raise ToolDefinitionError(
-                    f"tool {self.name!r}: parameter {IDEMPOTENCY_PARAM!r} is reserved on "
-                    "idempotent tools; annotate it `IdempotencyKey` to receive the key"
-                )
-            params.append(Param(IDEMPOTENCY_PARAM, "keyword_only", False, None,
-                                str(_IDEMPOTENCY_SCHEMA["description"]),
-                                dict(_IDEMPOTENCY_SCHEMA), str | None))
-            properties[IDEMPOTENCY_PARAM] = dict(_IDEMPOTENCY_SCHEMA)
-        if injected or idempotency is not None:
-            self.host_supplied = HostSupplied(tuple(injected), idempotency, key_param)
-        self.params = tuple(params)
-        self.parameters_schema = builder.attach_defs(
-            {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": False,
-            }
-        )
-        warn_dependencies(
-            self.name, func, [(p.name, p.schema, p.annotation) for p in params], builder.defs
-        )
-        self._validator = ArgsValidator(
-            self.parameters_schema,
-            [p.name for p in params],
-            check_formats=True,
-            post_check=_model_check(models) if models else None,
-        )
-        self._converters = converters
-        self._model_params = frozenset(models)
-        self._positional_only = tuple(positional_only)
-        self._defaults = {p.name: p.default for p in params}
-        self._plain = not converters and not positional_only
+        """Params, schema and validator from the signature (:func:`.params.signature_params`)."""
+        self._use_params(signature_params(
+            self.name, self.func, self._hints(), doc_params, marker_of=self._marker,
+            inject_names=self._inject_option, idempotency=self._idempotency,
+        ))
 
-        self.return_annotation = hints.get("return", MISSING)
-        self.returns_schema = None
-        if self.return_annotation is not MISSING:
-            returns = SchemaBuilder()
-            try:
-                self.returns_schema = returns.attach_defs(returns.schema(self.return_annotation))
-            except UnsupportedType:
-                self.returns_schema = None
+    def _use_params(self, built: ToolParams) -> None:
+        """Keep what the parameter builder made (the one place both kinds of tools
+        set their parameters, schema, validator and converters)."""
+        self.params = built.params
+        self.parameters_schema = built.schema
+        self._validator = built.validator
+        self._converters = built.converters
+        self._model_params = built.models
+        self._positional_only = built.positional_only
+        self._defaults = built.defaults
+        self._plain = built.plain
+        self.host_supplied = built.host_supplied
+        self.returns_schema = built.returns_schema
+        self.return_annotation = built.return_annotation
 
     def _marker(self, name: str, hint: Any) -> Inject | IdempotencyKeyMarker | None:
         """How the host fills parameter ``name``, if it does (marker or ``inject=``)."""
@@ -825,21 +615,6 @@ def _check_idempotent(name: str, value: Any) -> IdempotencyScope | None:
         f"tool {name!r}: idempotent must be True, False or one of "
         f"{', '.join(IDEMPOTENCY_SCOPES)}, got {value!r}"
     )
-
-
-def _model_check(models: Mapping[str, Converter]) -> Callable[[Any], list[Problem]]:
-    """A post-check running pydantic validation of the model-typed arguments."""
-
-    def check(args: Any) -> list[Problem]:
-        problems: list[Problem] = []
-        for name, convert in models.items():
-            if name in args:
-                for path, reason in pydantic_models.validation_problems(convert, args[name]):
-                    where = name if not path else f"{name}{'' if path[0] == '[' else '.'}{path}"
-                    problems.append(Problem(where, reason))
-        return problems
-
-    return check
 
 
 def _check_callers(name: str, callers: Iterable[str] | None) -> frozenset[str]:

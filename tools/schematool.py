@@ -24,79 +24,31 @@ is the public way in.
 from __future__ import annotations
 
 import inspect
-import keyword
-import re
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Union, Unpack
+from typing import Any, Unpack
 
 from toolscript.errors import SchemaError, ToolDefinitionError
 
 from .asynctools import run_coroutine
-from .definition import MISSING, Param, Tool, register_schema_tool
+from .definition import Tool, register_schema_tool
 from .options import ToolFlagArgs, ToolOptions
+from .params import (
+    annotation_for_schema,
+    python_identifier,
+    python_identifier_of,
+    schema_params,
+)
 from .validation import ROOT, ArgsValidator, ArgumentError, Problem
 
-__all__ = ["SchemaTool", "annotation_for_schema", "python_identifier"]
-
-_KEPT_WHEN_RENAMED = frozenset(
-    {"$schema", "$id", "$defs", "definitions", "title", "description",
-     "minProperties", "maxProperties"}
-)
-"""Root keywords of a remote schema that name no property: kept in the exposed
-schema of a tool with renamed properties (the others are checked on the wire)."""
+__all__ = [
+    "SchemaTool",
+    "annotation_for_schema",
+    "python_identifier",
+    "python_identifier_of",
+]
 
 _SCHEMA_OPTIONS = frozenset(ToolFlagArgs.__annotations__)
 """The options a schema tool takes (``inject``/``idempotent`` need a signature)."""
-
-_SCALARS: dict[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "null": type(None),
-}
-
-
-def python_identifier(name: str, taken: set[str] | None = None) -> str:
-    """``name`` made a valid, non-keyword Python identifier, unique within ``taken``."""
-    ident = re.sub(r"\W", "_", name)
-    if not ident or ident[0].isdigit():
-        ident = "_" + ident
-    if keyword.iskeyword(ident):
-        ident += "_"
-    base, n = ident, 2
-    while taken is not None and ident in taken:
-        ident = f"{base}_{n}"
-        n += 1
-    return ident
-
-
-def annotation_for_schema(schema: Any, depth: int = 0) -> Any:
-    """An approximate Python annotation for a JSON Schema (what a stub shows)."""
-    if not isinstance(schema, Mapping) or depth > 4:
-        return Any
-    if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
-        values = tuple(v for v in schema["enum"] if isinstance(v, (str, int, bool)) or v is None)
-        if values:
-            return Literal[values]
-    if "const" in schema and isinstance(schema["const"], (str, int, bool)):
-        return Literal[schema["const"]]
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if isinstance(options, list) and options:
-            args = tuple(annotation_for_schema(o, depth + 1) for o in options)
-            return Any if Any in args else Union[args]  # noqa: UP007
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        args = tuple(annotation_for_schema({**schema, "type": k}, depth + 1) for k in kind)
-        return Union[args] if args else Any  # noqa: UP007
-    if kind in _SCALARS:
-        return _SCALARS[kind]
-    if kind == "array":
-        return list[annotation_for_schema(schema.get("items"), depth + 1)]  # type: ignore[misc]
-    if kind == "object":
-        return dict[str, Any]
-    return Any
 
 
 class SchemaTool(Tool):
@@ -192,70 +144,14 @@ class SchemaTool(Tool):
         return out
 
     def _build_params(self, doc_params: Mapping[str, str]) -> None:
-        """Params, validator and schemas from the given JSON Schema (overrides Tool)."""
-        schema = self._input_schema
-        properties = schema.get("properties") or {}
-        if not isinstance(properties, Mapping):
-            raise SchemaError(f"tool {self.name!r}: 'properties' must be an object")
-        required_raw = schema.get("required") or []
-        required = [r for r in required_raw if isinstance(r, str) and r in properties]
-        order = required + [p for p in properties if p not in required]
-        # Names that are identifiers already keep them; only the others are renamed.
-        kept = {w for w in order if python_identifier(w) == w}
-        taken: set[str] = set(kept)
-        renamed: dict[str, Any] = {}
-        params: list[Param] = []
-        for wire in order:
-            prop = properties[wire]
-            ident = wire if wire in kept else python_identifier(wire, taken)
-            taken.add(ident)
-            if ident != wire:
-                self._wire_names[ident] = wire
-            renamed[ident] = prop
-            prop_map = prop if isinstance(prop, Mapping) else {}
-            description = str(prop_map.get("description") or prop_map.get("title") or "")
-            default = prop_map.get("default", MISSING) if wire not in required else MISSING
-            params.append(
-                Param(
-                    name=ident,
-                    kind="positional_or_keyword",
-                    required=wire in required,
-                    default=default,
-                    description=description if "description" in prop_map else "",
-                    schema=dict(prop_map),
-                    annotation=annotation_for_schema(prop_map),
-                )
-            )
-        if self._wire_names:
-            # Closed: an extra key could be a wire name and overwrite what was approved.
-            exposed = {k: v for k, v in schema.items() if k in _KEPT_WHEN_RENAMED}
-            exposed["additionalProperties"] = False
-        else:
-            exposed = {k: v for k, v in schema.items() if k not in ("properties", "required")}
-        exposed["type"] = "object"
-        exposed["properties"] = renamed
-        exposed["required"] = [python_identifier_of(self._wire_names, r) for r in required]
-        self._wire_to_exposed = {wire: ident for ident, wire in self._wire_names.items()}
-        self._exposed = frozenset(renamed)
-        try:
-            validator = ArgsValidator(exposed, [p.name for p in params])
-            if self._wire_names and set(schema) - _KEPT_WHEN_RENAMED - {
-                "type", "properties", "required", "additionalProperties"
-            }:
-                self._wire_validator = ArgsValidator(schema, order)
-        except SchemaError as exc:
-            raise SchemaError(f"tool {self.name!r}: {exc}") from exc
-        self.params = tuple(params)
-        self.parameters_schema = exposed
-        self._validator = validator
-        self._converters = {}
-        self._positional_only = ()
-        self._defaults = {p.name: p.default for p in params}
-        self._plain = True
-        self.returns_schema = self._output_schema
-        self.return_annotation = (
-            annotation_for_schema(self._output_schema) if self._output_schema else MISSING
-        )
+        """Params, validator and schemas from the given JSON Schema (overrides Tool;
+        :func:`.params.schema_params`)."""
+        built, wire = schema_params(self.name, self._input_schema, self._output_schema)
+        self._use_params(built)
+        self._wire_names = wire.wire_names
+        self._wire_to_exposed = wire.wire_to_exposed
+        self._exposed = wire.exposed
+        self._wire_validator = wire.validator
 
     def _hints(self) -> dict[str, Any]:  # pragma: no cover - not used: no signature to read
         return {}
@@ -274,11 +170,3 @@ def _unexpected(key: str, exposed: str | None) -> Problem:
     else:
         reason = f"unexpected argument {key!r}"
     return Problem(key, reason, "unexpected")
-
-
-def python_identifier_of(wire_names: Mapping[str, str], wire: str) -> str:
-    """The exposed (identifier) name of the wire name ``wire``."""
-    for ident, original in wire_names.items():
-        if original == wire:
-            return ident
-    return wire
