@@ -5,8 +5,8 @@ shipped here: bring it from smolagents' repository at the tag of the
 installed version; it imports ``numpy`` and ``pandas``), this runs that file
 with pytest, in this process, after replacing the test module's
 ``evaluate_python_code`` and ``LocalPythonExecutor`` by adapters that run the
-same code in a toolscript session. The real test bodies run; their assertions compare what toolscript
-produced with what smolagents' tests expect.
+same code in a toolscript session. The real test bodies run; their assertions
+compare what toolscript produced with what smolagents' tests expect.
 
 What the adapters do:
 
