@@ -41,8 +41,14 @@ copy of the module for that reason).
 
 It also allows what models write and RestrictedPython refuses: ``match``,
 ``nonlocal``, augmented assignment of items and attributes, ``_private``
-names, dunder methods in class bodies, and the safe dunder reads
-``__name__``, ``__qualname__``, ``__doc__``, ``__init__`` and ``__class__``.
+names, dunder methods in class bodies, the safe dunder reads
+``__name__``, ``__qualname__``, ``__doc__``, ``__init__`` and ``__class__``,
+and async code: ``async def``, ``await``, ``async for``/``async with`` and
+top-level ``await`` (compiled with ``PyCF_ALLOW_TOP_LEVEL_AWAIT``; the final
+expression then becomes an assignment inside the script's coroutine). Every
+call in async code is compiled as ``_defer_(f)(...)``, which turns a tool stub
+into an awaitable tool call (:mod:`.asyncsupport`); an ``__aexit__`` gets the
+abort check of ``__exit__``.
 
 Names chosen by scripts
 -----------------------
