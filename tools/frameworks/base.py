@@ -34,7 +34,8 @@ CONTEXT_KEY = "deps"
 """The run-context key whose value becomes a framework context's dependencies."""
 
 CONTEXT_PARAM = "deps"
-"""The name of the injected parameter (what approval hooks and the audit show)."""
+"""The name of the injected parameter (what approval hooks and the audit show);
+``_deps`` for a tool that has an argument called ``deps`` of its own."""
 
 Invoke = Callable[[dict[str, Any], Any], Any]
 """``invoke(arguments, deps)``: runs the framework tool; may return an awaitable."""
@@ -81,16 +82,18 @@ class FrameworkTool(SchemaTool):
             _unused, name=name, description=description, input_schema=input_schema,
             output_schema=output_schema, **options,
         )
+        self._context_param: str | None = None
         if takes_context:
-            if CONTEXT_PARAM in self.parameters_schema.get("properties", {}):
-                raise ToolDefinitionError(
-                    f"{framework} tool {self.name!r}: an argument named {CONTEXT_PARAM!r} "
-                    "clashes with the injected context parameter; rename it"
-                )
-            self.host_supplied = HostSupplied((InjectedParam(CONTEXT_PARAM, CONTEXT_KEY, None),))
+            taken = set(self.parameters_schema.get("properties", {}))
+            param = CONTEXT_PARAM
+            while param in taken:  # a model-facing argument called "deps" keeps its name
+                param = "_" + param
+            self._context_param = param
+            self.host_supplied = HostSupplied((InjectedParam(param, CONTEXT_KEY, None),))
 
     def _call_remote(self, **kwargs: Any) -> Any:
-        deps = kwargs.pop(CONTEXT_PARAM, None) if self.host_supplied is not None else None
+        param = self._context_param
+        deps = kwargs.pop(param, None) if param is not None else None
         result = self._invoke(self.to_wire(kwargs), deps)
         if inspect.isawaitable(result):
             return run_coroutine(_awaited(result))
