@@ -18,8 +18,9 @@ bounds and checks are untouched; it only decides when that read starts.
 
 The spin adapts: a wait that outlasts the budget (a slow tool, a script that
 computes between calls) makes the next waits skip the spin, for twice as many
-waits each time it happens again (at most :data:`MAX_SKIP`), so slow
-exchanges cost no CPU beyond the occasional probe.
+waits each time it happens again (at most :data:`MAX_SKIP`), and each wait the
+spin does catch halves that again, so slow exchanges cost no CPU beyond the
+occasional probe and a mix of fast and slow ones spins seldom.
 
 This module is imported inside the sandbox: standard library only.
 """
@@ -80,7 +81,7 @@ class SpinWait:
             end = now + budget
             while now < end:
                 if poll(0):
-                    self._skipping = 0
+                    self._skipping //= 2  # misses fade out hit by hit, not all at once
                     return True
                 last, now = now, clock()
                 if now - last > PREEMPTED_S:  # another task had this CPU: it is contended
