@@ -49,6 +49,12 @@ def run(main: Any, *, debug: Any = None) -> Any:
 async def sleep(delay: Any, result: Any = None) -> Any:
     """Wait ``delay`` seconds on the loop's clock (no real sleep: the clock jumps when
     nothing else can run; the time counts against the run's wall-clock limit)."""
+    if delay != delay:  # NaN (a number compared with itself is equal)
+        raise ValueError("Invalid delay: NaN (not a number)")
+    if delay <= 0:  # CPython's own comparison: its TypeError for a non-number
+        running_loop("asyncio.sleep()")
+        await _YIELD
+        return result
     seconds = check_delay(delay, "sleep length")
     loop = running_loop("asyncio.sleep()")
     if seconds <= 0:
@@ -79,8 +85,11 @@ _COROUTINES = (types.CoroutineType, ToolCall)
 def _ensure(loop: EventLoop, awaitable: Any) -> Future:
     if isinstance(awaitable, Future):
         if awaitable._loop is not loop:
-            raise ValueError("the future belongs to another event loop")
+            raise ValueError("The future belongs to a different loop than the one specified "
+                             "as the loop argument")
         return awaitable
+    if not isinstance(awaitable, _COROUTINES):
+        raise TypeError("An asyncio.Future, a coroutine or an awaitable is required")
     return loop.create_task(awaitable)
 
 
