@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fakes.model_server import FakeModelServer, Turn  # noqa: E402
 from tasks import TASKS, Task  # noqa: E402
-from toolscript.runtime.agent import Agent  # noqa: E402
+from toolscript.runtime.agent import Agent, AgentLimits, Endpoint  # noqa: E402
 
 from toolscript import Runtime  # noqa: E402
 
@@ -103,8 +103,9 @@ def run_one(
 
     with FakeModelServer() as server, Runtime(tools=task.tools, backend=backend) as runtime:
         server.script(*[with_usage(t) for t in turns])
-        agent = Agent(runtime, provider=provider, model="benchmark-model",
-                      client=_client(provider, server), mode=mode, max_turns=len(turns) + 1)
+        agent = Agent(runtime, provider=provider, model="benchmark-model", mode=mode,
+                      endpoint=Endpoint(client=_client(provider, server)),
+                      limits=AgentLimits(max_turns=len(turns) + 1))
         result = agent.run(task.prompt)
         bodies = server.bodies()
     sizes = [counter.count(json.dumps(b, ensure_ascii=False)) for b in bodies]

@@ -129,7 +129,8 @@ class ModelSettings:
         return value
 
     def agent_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``Agent(runtime, **options)`` (key from the environment)."""
+        """The section's settings, flat (the key read from the environment);
+        ``toolscript.runtime.cli.agent`` groups them into ``Agent``'s arguments."""
         options: dict[str, Any] = {"provider": self.provider, "model": self.model,
                                    "mode": self.mode}
         for name in ("base_url", "max_turns", "timeout_s", "temperature", "max_tokens"):

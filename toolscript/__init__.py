@@ -25,7 +25,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SandboxStartError", "SchemaError", "ToolAuthorizationError", "ToolDefinitionError",
         "ToolLoadError", "ToolRateLimited", "ToolscriptError", "TransientToolError",
     ),
-    "toolscript.runtime.agent": ("Agent", "AgentResult"),
+    "toolscript.runtime.agent": (
+        "Agent", "AgentLimits", "AgentResult", "Endpoint", "ModelSettings",
+    ),
     "toolscript.runtime.approval.hooks": ("Decision", "ToolCallRequest"),
     "toolscript.runtime.audit.log": ("AuditLog",),
     "toolscript.runtime.events": (
@@ -71,7 +73,13 @@ if TYPE_CHECKING:  # the same names as _EXPORTS, for type checkers (checked by a
         ToolscriptError as ToolscriptError,
         TransientToolError as TransientToolError,
     )
-    from toolscript.runtime.agent import Agent as Agent, AgentResult as AgentResult
+    from toolscript.runtime.agent import (
+        Agent as Agent,
+        AgentLimits as AgentLimits,
+        AgentResult as AgentResult,
+        Endpoint as Endpoint,
+        ModelSettings as ModelSettings,
+    )
     from toolscript.runtime.approval.hooks import (
         Decision as Decision,
         ToolCallRequest as ToolCallRequest,

@@ -5,7 +5,8 @@ model=..., mode=...)``; ``.run(prompt)`` returns an :class:`AgentResult`
 (also ``run_async``, ``stream``, ``stream_async``). See :mod:`.loop` for the
 drivers, :mod:`.state` for the loop's rules, :mod:`.offer` for modes and
 ``allowed_callers``, :mod:`.executor` for how calls run, :mod:`.output` for
-structured answers, :mod:`.events` for streamed events and :mod:`.testing`
+structured answers, :mod:`.events` for streamed events, :mod:`.settings` for the settings
+groups (``model_settings=``, ``limits=``, ``endpoint=``) and :mod:`.testing`
 for scripted models.
 """
 
@@ -25,14 +26,18 @@ from .executor import Step
 from .loop import Agent
 from .offer import CALLERS_ATTRIBUTE, MODES, allowed_callers
 from .result import AgentResult, StopReason
+from .settings import AgentLimits, Endpoint, ModelSettings
 
 __all__ = [
     "CALLERS_ATTRIBUTE",
     "MODES",
     "Agent",
     "AgentEvent",
+    "AgentLimits",
     "AgentResult",
+    "Endpoint",
     "ModelResponded",
+    "ModelSettings",
     "RunFinished",
     "ScriptFinished",
     "ScriptStarted",

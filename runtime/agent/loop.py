@@ -22,7 +22,7 @@ import uuid
 from collections.abc import AsyncIterator, Generator, Iterable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from toolscript.tools.asynctools import offload
 
@@ -35,7 +35,6 @@ from ..providers import (
     PROVIDER_NAMES,
     Provider,
     Request,
-    RetryPolicy,
     make_provider,
     split_model,
 )
@@ -56,12 +55,28 @@ from .offer import MODES, Offer, build_offer
 from .output import OutputSpec
 from .protocols import RuntimeLike, SessionLike
 from .result import AgentResult
+from .settings import AgentLimits, Endpoint, ModelSettings, check_model_settings
 from .state import RunState
 from .tracing import ModelCallEvents, NoTrace, RunTrace
 
 __all__ = ["Agent"]
 
 log = logging.getLogger("toolscript.agent")
+
+_G = TypeVar("_G", AgentLimits, Endpoint)
+
+
+def _group(name: str, value: object, kind: type[_G]) -> _G:
+    """``value`` if it is a ``kind`` (its defaults when None), else a ConfigurationError."""
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        hint = (" (the runtime's Limits go in runtime_options={'limits': ...})"
+                if name == "limits" else "")
+        raise ConfigurationError(
+            f"{name}= takes a {kind.__name__}, not {type(value).__name__}{hint}"
+        )
+    return value
 
 
 class Agent:
@@ -90,31 +105,26 @@ class Agent:
             sources too); not together with ``runtime``.
         runtime_options: keyword arguments for that runtime (``backend``,
             ``approve``, ``limits`` ...).
+        system: extra system text (programmatic modes add their own guidance after it).
         output_type: a structured final answer: a pydantic model, a TypedDict, a
             dataclass, another annotation, or a JSON Schema dict; the checked
             answer is ``result.output`` (see :mod:`.output`).
-        client: a ready ``openai.OpenAI`` / ``anthropic.Anthropic`` /
-            ``google.genai.Client``; by default one is built from ``base_url`` /
-            ``api_key`` or the usual environment variables. Its own retries are
-            switched off; this agent retries (see ``retry``).
-        async_client: the async client for async runs (default: made from
-            ``client``'s settings when first needed).
         mode: ``"programmatic"`` (one ``run_script`` tool), ``"classic"`` (each tool
             a function) or ``"mixed"`` (both).
-        max_turns: the most model requests per run; the last is the forced answer.
-        token_budget: input+output tokens after which the next turn is the forced answer.
-        tool_choice: ``"auto"``, ``"none"``, ``"required"`` or ``{"name": TOOL}``.
-        parallel_tool_calls: allow several calls per turn (``None``: endpoint default).
-        strict: strict-mode schemas where the dialect/profile supports them.
-        system: extra system text (programmatic modes add their own guidance after it).
-        temperature: sampling temperature (``None``: endpoint default).
-        max_tokens: output cap per turn (Anthropic default: 4096).
-        max_result_chars: cap of what a script returns to the model.
-        max_tool_result_chars: cap of what a direct tool call returns to the model.
-        timeout_s: per-request timeout of the SDK client.
-        retry: endpoint retry policy (5xx/429/timeouts).
-        extra_body: extra top-level request fields, sent verbatim.
-        prompt_cache: Anthropic: mark the tool definitions as a cache breakpoint.
+        model_settings: per-request model settings (temperature, max_tokens,
+            tool_choice, strict, retry, ...): a :class:`~.settings.ModelSettings`.
+        limits: how far a run goes (max_turns, token_budget, result caps): an
+            :class:`~.settings.AgentLimits`.
+        endpoint: where the model is reached (base_url, api_key, a ready SDK
+            client): an :class:`~.settings.Endpoint`; by default the SDK's URL
+            and the usual environment variables.
+
+    The arguments that nearly every agent names stay flat; the rest are grouped
+    as data (see :mod:`.settings`), each group checked once.
+
+    Raises:
+        ConfigurationError: a bad argument; the message names it (for a group,
+            the group and the field).
     """
 
     def __init__(
@@ -127,26 +137,12 @@ class Agent:
         runtime: RuntimeLike | None = None,
         tools: Iterable[Any] | None = None,
         runtime_options: Mapping[str, Any] | None = None,
-        output_type: Any = None,
-        client: Any = None,
-        async_client: Any = None,
-        mode: str = "programmatic",
-        max_turns: int = 20,
-        token_budget: int | None = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        tool_choice: ToolChoice = "auto",
-        parallel_tool_calls: bool | None = None,
-        strict: bool = False,
         system: str | None = None,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        max_result_chars: int = 20_000,
-        max_tool_result_chars: int = 100_000,
-        timeout_s: float | None = None,
-        retry: RetryPolicy | None = None,
-        extra_body: dict[str, Any] | None = None,
-        prompt_cache: bool = True,
+        output_type: Any = None,
+        mode: str = "programmatic",
+        model_settings: ModelSettings | None = None,
+        limits: AgentLimits | None = None,
+        endpoint: Endpoint | None = None,
     ) -> None:
         if isinstance(target, str):
             if model is not None:
@@ -170,14 +166,13 @@ class Agent:
             )
         if mode not in MODES:
             raise ConfigurationError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        if max_turns < 1:
-            raise ConfigurationError(f"max_turns must be at least 1, not {max_turns}")
-        if token_budget is not None and token_budget < 1:
-            raise ConfigurationError(f"token_budget must be positive, not {token_budget}")
-        try:
-            normalize_tool_choice(tool_choice)
-        except ValueError as exc:
-            raise ConfigurationError(str(exc)) from None
+        self.limits: AgentLimits = _group("limits", limits, AgentLimits)
+        """How far a run goes (the defaults of :class:`AgentLimits` when not given)."""
+        self.endpoint: Endpoint = _group("endpoint", endpoint, Endpoint)
+        """Where the model is reached."""
+        self.model_settings: ModelSettings = check_model_settings(model_settings)
+        """The model settings in force: the given keys over the defaults."""
+        settings = self.model_settings
         self.output: OutputSpec | None = (
             OutputSpec(output_type) if output_type is not None else None
         )
@@ -185,13 +180,13 @@ class Agent:
             provider if isinstance(provider, Provider)
             else make_provider(
                 provider,
-                client=client,
-                async_client=async_client,
-                base_url=base_url,
-                api_key=api_key,
-                timeout_s=timeout_s,
-                retry=retry,
-                prompt_cache=prompt_cache,
+                client=self.endpoint.client,
+                async_client=self.endpoint.async_client,
+                base_url=self.endpoint.base_url,
+                api_key=self.endpoint.api_key,
+                timeout_s=settings.get("timeout_s"),
+                retry=settings.get("retry"),
+                prompt_cache=settings.get("prompt_cache", True),
             )
         )
         self._owns_runtime = runtime is None
@@ -199,21 +194,17 @@ class Agent:
         self.runtime: RuntimeLike = _runtime(runtime, tools, runtime_options)
         self.mode = mode
         self.model = model
-        self.max_turns = max_turns
-        self.token_budget = token_budget
-        self.strict = strict
-        self.max_result_chars = max_result_chars
-        self.max_tool_result_chars = max_tool_result_chars
         self.telemetry: Any = None
         """The tracing of this agent's runs: an object whose ``agent_trace(agent,
         session)`` gives the :class:`~.tracing.RunTrace` of one run (None: no
         tracing); :func:`~toolscript.runtime.integrations.telemetry.instrument_agent`
         sets it. The runtime's ``model_call`` event hooks fire either way."""
+        tool_choice = settings.get("tool_choice", "auto")
         try:
             self.offer: Offer = build_offer(
                 self.runtime.registry,
                 mode,
-                max_result_chars=max_result_chars,
+                max_result_chars=self.limits.max_result_chars,
                 modules=_runtime_modules(self.runtime),
             )
             if self.output is not None and prompts.FINAL_ANSWER_NAME in self.runtime.registry:
@@ -233,11 +224,11 @@ class Agent:
             system=_system_text(system, self.offer.run_script, self.output is not None),
             tools=specs,
             tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls,
-            strict=strict,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            extra_body=dict(extra_body or {}),
+            parallel_tool_calls=settings.get("parallel_tool_calls"),
+            strict=settings.get("strict", False),
+            temperature=settings.get("temperature"),
+            max_tokens=settings.get("max_tokens"),
+            extra_body=dict(settings.get("extra_body") or {}),
         )
 
     def _check_tool_choice(self, tool_choice: ToolChoice) -> None:

@@ -68,9 +68,9 @@ class RunState:
         self.executor = TurnExecutor(
             session,
             agent.offer,
-            max_script_chars=agent.max_result_chars,
-            max_tool_chars=agent.max_tool_result_chars,
-            strict=agent.strict,
+            max_script_chars=agent.limits.max_result_chars,
+            max_tool_chars=agent.limits.max_tool_result_chars,
+            strict=agent.model_settings.get("strict", False),
             intercept=intercept,
         )
         self.messages: list[Message] = list(self.history)
@@ -78,7 +78,7 @@ class RunState:
         self.steps: list[Step] = []
         self.records: list[ToolCallRecordLike] = []
         self.turn_no = 0
-        self.forced: StopReason | None = "max_turns" if agent.max_turns == 1 else None
+        self.forced: StopReason | None = "max_turns" if agent.limits.max_turns == 1 else None
         self.result: AgentResult | None = None
         self._earlier_names: list[str] = []
         self._probe_code: str | None = None
@@ -241,8 +241,9 @@ class RunState:
 
     def _cap_reached(self) -> StopReason | None:
         agent = self.agent
-        if self.turn_no + 1 >= agent.max_turns:
+        if self.turn_no + 1 >= agent.limits.max_turns:
             return "max_turns"
-        if agent.token_budget is not None and self.usage.total_tokens >= agent.token_budget:
+        budget = agent.limits.token_budget
+        if budget is not None and self.usage.total_tokens >= budget:
             return "token_budget"
         return None

@@ -15,13 +15,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
-from toolscript.runtime.agent import MODES, Agent, AgentResult
+from toolscript.runtime.agent import (
+    MODES,
+    Agent,
+    AgentLimits,
+    AgentResult,
+    Endpoint,
+    ModelSettings,
+)
 from toolscript.runtime.agent.format import to_json
 from toolscript.runtime.providers import PROVIDER_NAMES
 
-__all__ = ["add_agent_command", "agent_options", "api_key_variables", "cmd_agent", "print_trace"]
+__all__ = [
+    "add_agent_command",
+    "agent_options",
+    "api_key_variables",
+    "cmd_agent",
+    "group_agent_options",
+    "print_trace",
+]
 
 
 def api_key_variables() -> list[str]:
@@ -69,27 +83,49 @@ def add_agent_command(subparsers: Any) -> None:
 
 
 def agent_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``Agent`` keyword arguments: the profile's model section, the options over it.
+    """``Agent`` keyword arguments: the profile's model section, the options over it,
+    grouped as ``Agent`` takes them (``limits``, ``model_settings``, ``endpoint``).
 
     Raises:
-        ConfigurationError: no model is named, or the profile's ``api_key_env``
-            names a variable that is not set.
+        ConfigurationError: no model is named, the profile's ``api_key_env``
+            names a variable that is not set, or a value is out of range.
     """
     from toolscript.errors import ConfigurationError
 
     profile = getattr(args, "profile_settings", None)
     model = profile.model if profile is not None else None
-    options: dict[str, Any] = model.agent_options() if model is not None else {}
-    options.setdefault("provider", "openai")
-    options.setdefault("mode", "programmatic")
-    options.setdefault("max_turns", 20)
+    flat: dict[str, Any] = model.agent_options() if model is not None else {}
     given = {"provider": args.provider, "model": args.model, "base_url": args.base_url,
-             "mode": args.mode, "max_turns": args.max_turns}
-    options.update({name: value for name, value in given.items() if value is not None})
-    if not options.get("model"):
+             "mode": args.mode, "max_turns": args.max_turns,
+             "token_budget": getattr(args, "token_budget", None)}
+    flat.update({name: value for name, value in given.items() if value is not None})
+    if getattr(args, "strict", False):
+        flat["strict"] = True
+    if not flat.get("model"):
         raise ConfigurationError("name the model with --model, or in the profile's model "
                                  "section (model = \"...\")")
-    return options
+    return group_agent_options(flat)
+
+
+_LIMIT_FIELDS = ("max_turns", "token_budget")
+_ENDPOINT_FIELDS = ("base_url", "api_key")
+_SETTING_FIELDS = ("timeout_s", "temperature", "max_tokens", "strict")
+
+
+def group_agent_options(flat: dict[str, Any]) -> dict[str, Any]:
+    """Flat settings (a profile's model section and the flags) as ``Agent`` arguments."""
+    settings = cast(ModelSettings, {name: flat[name] for name in _SETTING_FIELDS
+                                    if flat.get(name) is not None})
+    limits = {name: flat[name] for name in _LIMIT_FIELDS if flat.get(name) is not None}
+    endpoint = {name: flat[name] for name in _ENDPOINT_FIELDS if flat.get(name) is not None}
+    return {
+        "provider": flat.get("provider", "openai"),
+        "model": flat["model"],
+        "mode": flat.get("mode", "programmatic"),
+        "limits": AgentLimits(**limits),
+        "model_settings": settings,
+        "endpoint": Endpoint(**endpoint),
+    }
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
@@ -98,7 +134,7 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
     options = agent_options(args)
     with build_runtime(args) as runtime:
-        agent = Agent(runtime, token_budget=args.token_budget, strict=args.strict, **options)
+        agent = Agent(runtime, **options)
         result = agent.run(args.task)
     if args.json:
         data = {**result_to_dict(result), "config": config_in_force(args)}

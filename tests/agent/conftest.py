@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # sample_tools, agent_
 import sample_tools
 from agent_helpers import OPEN_RUNTIMES, client_for, make_runtime
 from fakes.model_server import FakeModelServer
-from toolscript.runtime.agent import Agent
+from toolscript.runtime.agent import Agent, Endpoint
 from toolscript.runtime.providers import RetryPolicy
 
 
@@ -54,15 +54,17 @@ def sleeps() -> list[float]:
 
 @pytest.fixture
 def make_agent(server: FakeModelServer, sleeps: list[float]) -> Callable[..., Agent]:
-    """``make_agent(provider, runtime=..., **agent_kwargs)`` against the fake server."""
+    """``make_agent(provider, runtime=..., **agent_kwargs)`` against the fake server
+    (its ``model_settings`` over a retry policy that records instead of sleeping)."""
 
     def build(provider: str = "openai", runtime: Any = None, **kwargs: Any) -> Agent:
-        kwargs.setdefault("retry", RetryPolicy(sleep=sleeps.append))
+        settings = {"retry": RetryPolicy(sleep=sleeps.append), **kwargs.pop("model_settings", {})}
         kwargs.setdefault("model", "fake-model")
         return Agent(
             runtime if runtime is not None else make_runtime(),
             provider=provider,
-            client=client_for(provider, server),
+            endpoint=Endpoint(client=client_for(provider, server)),
+            model_settings=settings,
             **kwargs,
         )
 

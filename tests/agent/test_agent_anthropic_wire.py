@@ -8,6 +8,8 @@ from agent_helpers import make_runtime
 from backend_marks import host_backends
 from fakes.model_server import Call, Turn, say, script
 
+from toolscript import AgentLimits
+
 
 @host_backends  # the backend path is the chat-wire test's; docker runs there
 def test_programmatic_tool_use_and_tool_result(server, make_agent, backend):
@@ -77,7 +79,7 @@ def test_all_results_in_one_user_message_with_errors_and_not_executed(server, ma
 
 def test_final_turn_text_after_results_in_the_same_message(server, make_agent):
     server.script(script("1"), say("one"))
-    result = make_agent("anthropic", max_turns=2).run("go")
+    result = make_agent("anthropic", limits=AgentLimits(max_turns=2)).run("go")
     last = server.bodies()[1]
     content = last["messages"][-1]["content"]
     assert [b["type"] for b in content] == ["tool_result", "text"]  # results first
@@ -89,10 +91,10 @@ def test_final_turn_text_after_results_in_the_same_message(server, make_agent):
 
 def test_tool_choice_mapping_and_max_tokens(server, make_agent):
     server.script(say("a"), say("b"))
-    make_agent("anthropic", tool_choice="required", parallel_tool_calls=False,
-               max_tokens=99).run("go")
-    make_agent("anthropic", mode="classic", tool_choice={"name": "list_stores"},
-               strict=True, prompt_cache=False).run("go")
+    make_agent("anthropic", model_settings={
+        "tool_choice": "required", "parallel_tool_calls": False, "max_tokens": 99}).run("go")
+    make_agent("anthropic", mode="classic", model_settings={
+        "tool_choice": {"name": "list_stores"}, "strict": True, "prompt_cache": False}).run("go")
     first, second = server.bodies()
     assert first["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
     assert first["max_tokens"] == 99

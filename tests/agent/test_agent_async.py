@@ -192,7 +192,7 @@ def test_classic_run_async_with_an_async_tool(server, make_agent, provider):
 def test_async_retries_wait_per_policy(server, make_agent, sleeps):
     server.fail(429, headers={"retry-after": "3"})
     server.script(say("ok"))
-    agent = make_agent("anthropic", retry=RetryPolicy(sleep=sleeps.append))
+    agent = make_agent("anthropic", model_settings={"retry": RetryPolicy(sleep=sleeps.append)})
     assert asyncio.run(agent.run_async("go")).answer == "ok"
     assert sleeps == [3.0]
 

@@ -113,8 +113,8 @@ def test_classic_mode_offers_every_tool_and_pairs_ids_in_order(server, make_agen
 def test_tool_choice_and_parallel_switch(server, make_agent):
     server.script(say("ok"))
     make_agent(
-        "openai", mode="classic", tool_choice={"name": "list_stores"}, parallel_tool_calls=False
-    ).run("go")
+        "openai", mode="classic", model_settings={"tool_choice": {"name": "list_stores"},
+                                                  "parallel_tool_calls": False}).run("go")
     body = server.bodies()[0]
     assert body["tool_choice"] == {"type": "function", "function": {"name": "list_stores"}}
     assert body["parallel_tool_calls"] is False
@@ -122,7 +122,7 @@ def test_tool_choice_and_parallel_switch(server, make_agent):
 
 def test_strict_mode_schema(server, make_agent):
     server.script(Turn(tool_calls=[Call("add_note", {"text": "x", "priority": None})]), say("k"))
-    result = make_agent("openai", mode="classic", strict=True).run("note x")
+    result = make_agent("openai", mode="classic", model_settings={"strict": True}).run("note x")
     function = server.bodies()[0]["tools"][0]["function"]
     assert function["name"] == "add_note" and function["strict"] is True
     parameters = function["parameters"]

@@ -11,7 +11,7 @@ import pytest
 from agent_helpers import DIALECTS, make_runtime
 from fakes.model_server import Call, Turn, say, script
 from toolscript.runtime import prompts
-from toolscript.runtime.agent import Agent
+from toolscript.runtime.agent import Agent, AgentLimits
 
 from toolscript.errors import AgentOutputError, ConfigurationError
 from toolscript.testing import TestModel, final_answer, run_script
@@ -85,7 +85,7 @@ def test_history_without_scripts_adds_no_notice(server, make_agent):
 def test_calls_of_a_forced_final_turn_are_answered_so_history_stays_valid(server, make_agent):
     server.script(script("x = 1"), Turn(text="still want", tool_calls=[
         Call("run_script", {"code": "2"}), Call("list_stores", {})]))
-    result = make_agent("openai", mode="mixed", max_turns=2).run("go")
+    result = make_agent("openai", mode="mixed", limits=AgentLimits(max_turns=2)).run("go")
     last_assistant = max(i for i, m in enumerate(result.messages) if m["role"] == "assistant")
     asked = [c["id"] for c in result.messages[last_assistant]["tool_calls"]]
     answered = [m["tool_call_id"] for m in result.messages[last_assistant + 1:]]
@@ -152,7 +152,7 @@ def test_a_non_object_output_type_is_wrapped(server, make_agent):
 def test_no_valid_answer_within_the_turns_raises_with_the_run(server, make_agent):
     server.script(script("1"), Turn(tool_calls=[Call("final_answer", {"store_id": "x"})]))
     with pytest.raises(AgentOutputError, match="within 2 turns") as info:
-        make_agent("openai", output_type=StoreReport, max_turns=2).run("go")
+        make_agent("openai", output_type=StoreReport, limits=AgentLimits(max_turns=2)).run("go")
     last = server.bodies()[1]
     assert last["tool_choice"] == {"type": "function", "function": {"name": "final_answer"}}
     assert prompts.FINAL_OUTPUT_REQUEST in json.dumps(last)

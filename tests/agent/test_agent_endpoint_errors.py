@@ -43,7 +43,8 @@ def test_server_errors_retried_with_backoff(server, make_agent, sleeps, provider
 def test_retries_are_bounded(server, make_agent, sleeps):
     server.fail(500, times=10)
     with pytest.raises(ModelUnavailableError, match=r"HTTP 500.*gave up after 3 attempts"):
-        make_agent("openai", retry=RetryPolicy(max_retries=2, sleep=sleeps.append)).run("go")
+        make_agent("openai", model_settings={"retry": RetryPolicy(max_retries=2,
+                                                                  sleep=sleeps.append)}).run("go")
     assert len(server.requests) == 3
 
 
@@ -58,7 +59,7 @@ def test_retry_after_beyond_the_limit_fails_fast(server, make_agent, sleeps):
 def test_timeouts_are_retried(server, make_agent, sleeps, provider):
     server.delay(1.5)
     server.script(say("ok"))
-    result = make_agent(provider, timeout_s=0.3).run("go")
+    result = make_agent(provider, model_settings={"timeout_s": 0.3}).run("go")
     assert result.answer == "ok"
     assert len(sleeps) == 1
 
@@ -83,11 +84,11 @@ def test_401_raises_auth_error(server, make_agent, sleeps, provider):
 def test_unreachable_endpoint_is_retried_then_raised(make_agent, sleeps):
     import openai
     from agent_helpers import make_runtime
-    from toolscript.runtime.agent import Agent
+    from toolscript.runtime.agent import Agent, Endpoint
 
     client = openai.OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
-    agent = Agent(make_runtime(), provider="openai", model="m", client=client,
-                  retry=RetryPolicy(max_retries=1, sleep=sleeps.append))
+    agent = Agent(make_runtime(), provider="openai", model="m", endpoint=Endpoint(client=client),
+                  model_settings={"retry": RetryPolicy(max_retries=1, sleep=sleeps.append)})
     with pytest.raises(ModelUnavailableError, match="unreachable"):
         agent.run("go")
     assert len(sleeps) == 1
@@ -97,12 +98,12 @@ def test_unreachable_gemini_endpoint_is_retried_then_raised(make_agent, sleeps):
     from agent_helpers import make_runtime
     from google import genai
     from google.genai import types
-    from toolscript.runtime.agent import Agent
+    from toolscript.runtime.agent import Agent, Endpoint
 
     client = genai.Client(api_key="k", http_options=types.HttpOptions(
         base_url="http://127.0.0.1:9"))
-    agent = Agent(make_runtime(), provider="gemini", model="m", client=client,
-                  retry=RetryPolicy(max_retries=1, sleep=sleeps.append))
+    agent = Agent(make_runtime(), provider="gemini", model="m", endpoint=Endpoint(client=client),
+                  model_settings={"retry": RetryPolicy(max_retries=1, sleep=sleeps.append)})
     with pytest.raises(ModelUnavailableError, match="unreachable"):
         agent.run("go")
     assert len(sleeps) == 1

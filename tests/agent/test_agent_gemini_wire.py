@@ -15,6 +15,8 @@ from toolscript.runtime.providers import (
     RetryPolicy,
 )
 
+from toolscript import AgentLimits
+
 
 def _contents(body):
     return body["contents"]
@@ -152,9 +154,11 @@ def test_usage_from_usage_metadata(server, make_agent):
 
 def test_tool_choice_generation_config_and_forced_final_turn(server, make_agent):
     server.script(say("a"), say("b"), script("1"), say("one"))
-    make_agent("gemini", tool_choice="required", temperature=0.3, max_tokens=99).run("go")
-    make_agent("gemini", mode="classic", tool_choice={"name": "list_stores"}).run("go")
-    result = make_agent("gemini", max_turns=2).run("go")
+    make_agent("gemini", model_settings={"tool_choice": "required", "temperature": 0.3,
+                                         "max_tokens": 99}).run("go")
+    make_agent("gemini", mode="classic",
+               model_settings={"tool_choice": {"name": "list_stores"}}).run("go")
+    result = make_agent("gemini", limits=AgentLimits(max_turns=2)).run("go")
     first, second, _, last = server.bodies()
     assert first["toolConfig"] == {"functionCallingConfig": {"mode": "ANY"}}
     assert first["generationConfig"] == {"temperature": 0.3, "maxOutputTokens": 99}
@@ -171,9 +175,10 @@ def test_tool_choice_generation_config_and_forced_final_turn(server, make_agent)
 
 def test_extra_body_is_sent_and_strict_is_not(server, make_agent):
     server.script(say("a"))
-    make_agent("gemini", mode="classic", strict=True,
-               extra_body={"safetySettings": [{"category": "HARM_CATEGORY_HARASSMENT",
-                                               "threshold": "BLOCK_NONE"}]}).run("go")
+    make_agent("gemini", mode="classic", model_settings={
+        "strict": True,
+        "extra_body": {"safetySettings": [{"category": "HARM_CATEGORY_HARASSMENT",
+                                           "threshold": "BLOCK_NONE"}]}}).run("go")
     body = server.bodies()[0]
     assert body["safetySettings"][0]["threshold"] == "BLOCK_NONE"
     assert "strict" not in json.dumps(body["tools"])
@@ -193,12 +198,14 @@ def test_endpoint_errors_retried_or_raised(server, make_agent, sleeps):
         make_agent("gemini").run("go")
     server.fail(500, times=3)
     with pytest.raises(ModelUnavailableError, match="gave up after 2 attempts"):
-        make_agent("gemini", retry=RetryPolicy(max_retries=1, sleep=sleeps.append)).run("go")
+        make_agent("gemini", model_settings={"retry": RetryPolicy(max_retries=1,
+                                                                  sleep=sleeps.append)}).run("go")
 
 
 def test_gemini_openai_profile_speaks_chat_completions(server, make_agent):
     server.script(say("hi"))
-    make_agent("gemini-openai", mode="classic", strict=True, parallel_tool_calls=False).run("go")
+    make_agent("gemini-openai", mode="classic",
+               model_settings={"strict": True, "parallel_tool_calls": False}).run("go")
     body = server.bodies()[0]
     assert server.requests[0].dialect == "chat"
     assert all("strict" not in t["function"] for t in body["tools"])

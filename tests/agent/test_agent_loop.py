@@ -9,7 +9,7 @@ import pytest
 import sample_tools
 from agent_helpers import make_runtime
 from fakes.model_server import Call, Turn, say, script
-from toolscript.runtime.agent import Agent
+from toolscript.runtime.agent import Agent, AgentLimits, Endpoint
 from toolscript.runtime.limits import Limits
 from toolscript.tools import Tool
 
@@ -99,7 +99,7 @@ def test_run_script_without_code_is_an_argument_error(server, make_agent):
 
 def test_script_output_is_capped_with_a_notice(server, make_agent):
     server.script(script("list(range(1000))"), say("k"))
-    make_agent("openai", max_result_chars=50).run("go")
+    make_agent("openai", limits=AgentLimits(max_result_chars=50)).run("go")
     reply = _replies(server.bodies()[1])[0]
     assert reply.startswith("value:\n[0,1,2")
     assert "[truncated: showing the first 50 of" in reply
@@ -146,7 +146,7 @@ def test_read_only_calls_batch_and_writes_keep_order(server, make_agent):
 # ------------------------------------------------------------------ caps
 def test_max_turns_forces_a_final_answer_without_tools(server, make_agent):
     server.script(script("a = 1"), script("b = 2"), say("partial answer"))
-    result = make_agent("openai", max_turns=3).run("go")
+    result = make_agent("openai", limits=AgentLimits(max_turns=3)).run("go")
     bodies = server.bodies()
     assert len(bodies) == 3
     assert [b["tool_choice"] for b in bodies] == ["auto", "auto", "none"]
@@ -159,7 +159,7 @@ def test_max_turns_forces_a_final_answer_without_tools(server, make_agent):
 
 def test_token_budget_forces_a_final_answer(server, make_agent):
     server.script(script("1", usage=(5000, 50)), say("budget answer"))
-    result = make_agent("openai-responses", token_budget=1000).run("go")
+    result = make_agent("openai-responses", limits=AgentLimits(token_budget=1000)).run("go")
     last = server.bodies()[1]
     assert last["tool_choice"] == "none"
     assert last["input"][-1]["role"] == "user"
@@ -170,13 +170,13 @@ def test_token_budget_forces_a_final_answer(server, make_agent):
 def test_tool_calls_in_the_final_turn_are_not_run(server, make_agent):
     server.script(script("x = 1"), Turn(text="still want", tool_calls=[
         Call("run_script", {"code": "add_note('late')"})]))
-    result = make_agent("openai", max_turns=2).run("go")
+    result = make_agent("openai", limits=AgentLimits(max_turns=2)).run("go")
     assert result.answer == "still want" and sample_tools.NOTES == []
 
 
 def test_max_turns_one_is_a_single_tool_free_turn(server, make_agent):
     server.script(say("direct"))
-    result = make_agent("anthropic", max_turns=1).run("go")
+    result = make_agent("anthropic", limits=AgentLimits(max_turns=1)).run("go")
     assert server.bodies()[0]["tool_choice"] == {"type": "none"}
     assert result.answer == "direct" and result.turns == 1
 
@@ -232,8 +232,9 @@ def test_script_only_tool_called_directly_gets_a_hint(server, make_agent):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [({"mode": "hybrid"}, "mode must be"), ({"provider": "palm"}, "unknown provider"),
-     ({"max_turns": 0}, "max_turns"), ({"tool_choice": "any"}, "tool_choice"),
-     ({"tool_choice": {"name": "list_stores"}}, "not offered in programmatic"),
+     ({"model_settings": {"tool_choice": "any"}}, "tool_choice"),
+     ({"model_settings": {"tool_choice": {"name": "list_stores"}}},
+      "not offered in programmatic"),
      ({"model": ""}, "model=")],
 )
 def test_configuration_errors(server, make_agent, kwargs, match):
@@ -249,7 +250,7 @@ def test_run_script_name_clash_is_refused():
 
     with pytest.raises(ConfigurationError, match="run_script"):
         Agent(make_runtime("inprocess", tools=[run_script]), provider="openai",
-              model="m", client=__import__("openai").OpenAI(api_key="k"))
+              model="m", endpoint=Endpoint(client=__import__("openai").OpenAI(api_key="k")))
 
 
 def test_scripts_use_parallel_and_catch_tool_errors(server, make_agent, backend):

@@ -11,7 +11,7 @@ import sample_tools
 from agent_helpers import client_for, make_runtime
 from backend_marks import host_backends
 from fakes.model_server import say, script
-from toolscript.runtime.agent import Agent, ScriptFinished, TextDelta
+from toolscript.runtime.agent import Agent, Endpoint, ScriptFinished, TextDelta
 from toolscript.runtime.providers import (
     ModelRequestError,
     ModelTurn,
@@ -138,8 +138,8 @@ def test_a_provider_object_needs_only_complete(backend):
 def test_model_string_with_provider_prefix(server, spec, dialect, model):
     server.script(say("hi"))
     provider = spec.split(":")[0] if dialect != "chat" or spec.startswith("openai") else "openai"
-    with Agent(spec, tools=sample_tools.TOOLS, client=client_for(provider, server),
-               runtime_options={"backend": "inprocess"}) as agent:
+    with Agent(spec, tools=sample_tools.TOOLS, runtime_options={"backend": "inprocess"},
+               endpoint=Endpoint(client=client_for(provider, server))) as agent:
         assert agent.run("go").answer == "hi"
     request = server.requests[0]
     assert request.dialect == dialect
@@ -165,7 +165,8 @@ def test_tools_go_to_the_runtime_when_one_is_given(server):
 
 def test_the_old_positional_form_still_works(server, sleeps):
     server.script(script("1 + 1"), say("2"))
-    agent = Agent(make_runtime(), "openai", "fake-model", client=client_for("openai", server))
+    agent = Agent(make_runtime(), "openai", "fake-model",
+                  endpoint=Endpoint(client=client_for("openai", server)))
     assert agent.run("go").answer == "2"
     assert agent.close() is None
     agent.runtime.session().close()  # the caller's runtime stays open

@@ -8,7 +8,7 @@ import openai
 import pytest
 from agent_helpers import make_runtime
 from fakes.model_server import Call, Turn, say, script
-from toolscript.runtime.agent import Agent
+from toolscript.runtime.agent import Agent, AgentLimits, Endpoint
 from toolscript.runtime.providers import (
     ChatCompletionsProvider,
     Request,
@@ -40,10 +40,10 @@ def test_deepseek_round_trips_reasoning_content_on_tool_turns(server, make_agent
 
 def test_deepseek_strict_only_on_its_beta_endpoint(server, make_agent, sleeps):
     server.script(say("a"), say("b"))
-    make_agent("deepseek", mode="classic", strict=True).run("go")
+    make_agent("deepseek", mode="classic", model_settings={"strict": True}).run("go")
     beta = openai.OpenAI(api_key="k", base_url=server.base_url + "/beta")
-    Agent(make_runtime(), provider="deepseek", model="deepseek-chat", client=beta,
-          mode="classic", strict=True).run("go")
+    Agent(make_runtime(), provider="deepseek", model="deepseek-chat", mode="classic",
+          endpoint=Endpoint(client=beta), model_settings={"strict": True}).run("go")
     plain, on_beta = server.bodies()
     assert all("strict" not in t["function"] for t in plain["tools"])
     assert all(t["function"]["strict"] is True for t in on_beta["tools"])
@@ -65,22 +65,23 @@ def test_kimi_tool_names_follow_its_rule_and_map_back():
 
 def test_kimi_never_sends_tool_choice_required(server, make_agent):
     server.script(say("ok"))
-    make_agent("kimi", tool_choice="required").run("go")
+    make_agent("kimi", model_settings={"tool_choice": "required"}).run("go")
     assert server.bodies()[0]["tool_choice"] == "auto"
 
 
 def test_glm_temperature_strictly_inside_zero_one(server, make_agent):
     server.script(say("a"), say("b"), say("c"))
-    make_agent("glm", temperature=0.0).run("go")
-    make_agent("glm", temperature=1.0).run("go")
-    make_agent("glm", temperature=0.5).run("go")
+    make_agent("glm", model_settings={"temperature": 0.0}).run("go")
+    make_agent("glm", model_settings={"temperature": 1.0}).run("go")
+    make_agent("glm", model_settings={"temperature": 0.5}).run("go")
     temps = [b["temperature"] for b in server.bodies()]
     assert temps == [0.01, 0.99, 0.5]
 
 
 def test_glm_final_turn_without_tool_choice_none(server, make_agent):
     server.script(script("1"), say("done"))
-    result = make_agent("glm", max_turns=2, tool_choice="required").run("go")
+    result = make_agent("glm", model_settings={"tool_choice": "required"},
+                        limits=AgentLimits(max_turns=2)).run("go")
     first, last = server.bodies()
     assert first["tool_choice"] == "auto"  # glm accepts only "auto"
     assert "tools" not in last and "tool_choice" not in last  # cannot say "none": no tools

@@ -63,9 +63,9 @@ def test_output_items_echoed_unchanged_including_reasoning(server, make_agent):
 def test_tool_choice_mapping_and_strict(server, make_agent):
     server.script(say("ok"))
     make_agent(
-        "openai-responses", mode="classic", tool_choice={"name": "add_note"},
-        parallel_tool_calls=False, strict=True, max_tokens=321,
-    ).run("go")
+        "openai-responses", mode="classic", model_settings={
+            "tool_choice": {"name": "add_note"}, "parallel_tool_calls": False, "strict": True,
+            "max_tokens": 321}).run("go")
     body = server.bodies()[0]
     assert body["tool_choice"] == {"type": "function", "name": "add_note"}
     assert body["parallel_tool_calls"] is False

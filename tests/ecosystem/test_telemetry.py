@@ -118,7 +118,7 @@ def test_agent_model_calls_get_chat_spans(exporter):
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from fakes.model_server import FakeModelServer, say, script
-    from toolscript.runtime.agent import Agent
+    from toolscript.runtime.agent import Agent, Endpoint
 
     with FakeModelServer() as server, Runtime(TOOLS, backend="inprocess") as rt:
         server.script(script("slow_square(7)"), say("49"))
@@ -126,9 +126,8 @@ def test_agent_model_calls_get_chat_spans(exporter):
             rt,
             provider="openai",
             model="fake-model",
-            mode="programmatic",
-            client=openai.OpenAI(api_key="k", base_url=server.openai_base_url),
-        )
+            mode="programmatic", endpoint=Endpoint(client=openai.OpenAI(api_key="k",
+                                                                        base_url=server.openai_base_url)))
         instrument_agent(agent, tracer_provider=exporter.provider, capture_content=True)
         out = agent.run("What is 7 squared?")
     assert out.answer == "49"

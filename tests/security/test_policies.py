@@ -392,7 +392,7 @@ def test_a_budget_per_agent_run_holds_across_scripts(make_runtime: Any) -> None:
     _sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import openai
     from fakes.model_server import FakeModelServer, say, script
-    from toolscript.runtime.agent import Agent
+    from toolscript.runtime.agent import Agent, Endpoint
 
     policy = Policy(default="allow", budgets={"send_email": {"limit": 1, "per": "agent_run"}})
     runtime = make_runtime(TOOLS, approve=policy, limits=Limits(tool_timeout_s=5.0))
@@ -402,8 +402,8 @@ def test_a_budget_per_agent_run_holds_across_scripts(make_runtime: Any) -> None:
         server.script(script(code), script(code), script(code), script(code), say("done"),
                       script(code), say("done"))
         client = openai.OpenAI(api_key="test-key", base_url=server.openai_base_url)
-        agent = Agent(runtime, provider="openai", client=client, model="fake",
-                      mode="programmatic")
+        agent = Agent(runtime, provider="openai", model="fake",
+                      mode="programmatic", endpoint=Endpoint(client=client))
         first = agent.run("mail the team four times")
         second = agent.run("mail the team again")
     sent = [c for c in first.tool_calls if c.name == "send_email"]

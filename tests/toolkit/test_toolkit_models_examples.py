@@ -9,7 +9,7 @@ from fakes.model_server import Call, FakeModelServer, Turn, say
 from toolkit_helpers import run_ok
 from toolscript.tools import render_stub
 
-from toolscript import Agent, Runtime, tool
+from toolscript import Agent, Endpoint, Runtime, tool
 from toolscript.errors import ToolDefinitionError
 
 
@@ -113,7 +113,8 @@ def test_anthropic_sends_input_examples_with_the_beta_header():
             say("Shipped."),
         )
         client = anthropic.Anthropic(api_key="test", base_url=server.base_url, max_retries=0)
-        agent = Agent(rt, provider="anthropic", model="fake", client=client, mode="classic")
+        agent = Agent(rt, provider="anthropic", model="fake", mode="classic",
+                      endpoint=Endpoint(client=client))
         assert agent.run("ship one parcel to Lyon").answer == "Shipped."
         body = server.bodies()[0]
         sent = {t["name"]: t for t in body["tools"]}
