@@ -409,10 +409,11 @@ AGENT_CALLS = [("write", {"n": i}) for i in range(6)]
 
 def _agent(runtime: Runtime, server: Any, mode: str) -> Any:
     import openai
-    from toolscript.runtime.agent import Agent
+    from toolscript.runtime.agent import Agent, Endpoint
 
     client = openai.OpenAI(api_key="test-key", base_url=server.openai_base_url)
-    return Agent(runtime, provider="openai", client=client, model="fake-model", mode=mode)
+    return Agent(runtime, provider="openai", model="fake-model", mode=mode,
+                 endpoint=Endpoint(client=client))
 
 
 def _agent_turns(mode: str) -> list[Any]:
