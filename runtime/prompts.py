@@ -95,7 +95,8 @@ Rules of the sandbox:
 - Variables, functions and classes persist between run_script calls of this \
 conversation: reuse them instead of calling tools again.
 - Imports allowed: {modules}. No files, network, subprocesses, environment \
-variables, dunder attributes (__class__, __dict__ ...), eval/exec, or async/await.
+variables, dunder attributes (__class__, __dict__ ...) or eval/exec. async/await works \
+(await a tool, asyncio.gather); plain calls are simpler.
 - {parallel}
 - A tool that fails raises ToolError (subclasses: ToolArgumentError, ToolDenied, \
 ToolNotFound, ToolTimeout; attributes .type and .message), which the script can catch; \
