@@ -53,7 +53,7 @@ MAX_INT_BITS = 4_000_000
 
 
 class SandboxAbort(GeneratorExit):
-    """Ends the run because a limit was reached; scripts cannot catch it for good.
+    """Internal: ends the run because a limit was reached; scripts cannot catch it for good.
 
     ``error_type`` is the stable error type reported to the host. It is a
     ``GeneratorExit`` (a ``BaseException``) so that a script generator that is

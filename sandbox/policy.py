@@ -289,7 +289,7 @@ ASYNC_VALUE_NAME = "__sandbox_value__"
 
 
 class PolicyViolation(Exception):
-    """The script is valid Python that the sandbox refuses; ``errors`` say why."""
+    """Internal: the script is valid Python that the sandbox refuses; ``errors`` say why."""
 
     def __init__(self, errors: list[str]) -> None:
         super().__init__("; ".join(errors))
@@ -748,7 +748,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
 
 class SyntaxProblem(Exception):
-    """The script is not valid Python; carries the line and column."""
+    """Internal: the script is not valid Python; carries the line and column."""
 
     def __init__(self, message: str, line: int | None, column: int | None, text: str | None):
         super().__init__(message)

@@ -38,11 +38,11 @@ trusted; a tool's result may hold more values than a sandbox may send)."""
 
 
 class ServerProtocolError(Exception):
-    """The host sent something the server cannot handle."""
+    """Internal: the host sent something the server cannot handle."""
 
 
 class CallTooLarge(ValueError):
-    """A call's frame would break the host's bounds: refused here, never sent."""
+    """Internal: a call's frame would break the host's bounds: refused here, never sent."""
 
 
 def too_large_reply(exc: Exception) -> dict[str, Any]:

@@ -83,15 +83,6 @@ def test_importing_the_package_loads_no_host_runtime() -> None:
     assert out == "[]"
 
 
-# Internal exception classes whose "Internal:" docstring line is still to come: their
-# files were being changed by another piece of work when the others were marked.
-UNMARKED_INTERNAL = {
-    ("toolscript.sandbox.guards", "SandboxAbort"),
-    ("toolscript.sandbox.policy", "PolicyViolation"),
-    ("toolscript.sandbox.policy", "SyntaxProblem"),
-    ("toolscript.sandbox.server", "ServerProtocolError"),
-    ("toolscript.sandbox.server", "CallTooLarge"),
-}
 
 
 def _package_modules() -> list[str]:
@@ -117,7 +108,7 @@ def test_every_public_exception_lives_in_errors() -> None:
             if getattr(errors, attr, None) is value and attr in errors.__all__:
                 continue
             internal = attr.startswith("_") or (value.__doc__ or "").startswith("Internal:")
-            if not internal and (name, attr) not in UNMARKED_INTERNAL:
+            if not internal:
                 stray.append(f"{name}.{attr}")
     assert not stray, f"define these in toolscript/errors.py or mark them internal: {stray}"
 
