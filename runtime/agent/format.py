@@ -41,7 +41,8 @@ def format_error(error: ErrorLike | None, line: int | None = None) -> str:
     """``error: TYPE: message (line N)``."""
     if error is None:
         return "error: unknown error"
-    where = f" (line {line})" if line else ""
+    # The sandbox's messages often name the line already ("... (line 3)").
+    where = f" (line {line})" if line and f"(line {line}" not in error.message else ""
     return f"error: {error.type}: {error.message}{where}"
 
 
