@@ -3,9 +3,10 @@
 The repository keeps ``runtime/``, ``sandbox/`` and ``tools/`` at the top level
 and maps them to ``toolscript.runtime`` and so on (setuptools ``package-dir``),
 which griffe's static analysis cannot follow. This hook lays out the installed
-shape from symlinks in a temporary folder (as ``scripts/typecheck.sh`` does)
-and points the python handler's ``paths`` at it, so that the reference reads
-the sources, never imports them.
+shape from symlinks in a temporary folder (griffe walks folders; mypy instead
+gets the files under their installed names from ``scripts/typecheck.py``) and
+points the python handler's ``paths`` at it, so that the reference reads the
+sources, never imports them.
 """
 
 from __future__ import annotations

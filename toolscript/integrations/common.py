@@ -47,7 +47,8 @@ RUN_SCRIPT_NAME = prompts.RUN_SCRIPT_NAME
 """The name of the code tool (``"run_script"``)."""
 
 DEFAULT_MAX_RESULT_CHARS = 20_000
-"""How much of a script's result the model reads by default (as ``Agent(max_result_chars=)``)."""
+"""How much of a script's result the model reads by default (as
+``Agent(limits=AgentLimits(max_result_chars=))``)."""
 
 
 @dataclass(frozen=True)
