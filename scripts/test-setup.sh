@@ -4,6 +4,8 @@
 #   2. the offline base image          (scripts/make-base-image.sh; no-op if present)
 #   3. the sandbox image built from the sandbox/ sources of this checkout
 #      (cheap when nothing changed: Docker's layer cache)
+#   4. Debian packages other tests drive for real: chromium + chromium-driver,
+#      postgresql               (scripts/install-test-packages.sh; no-op if present)
 # Python dependencies (`pip install -e '.[dev]'`) are installed before this.
 #
 # Environment:
@@ -27,4 +29,7 @@ t2=$SECONDS
 "$PY" -m toolscript.runtime.cli.image build --base-image "$BASE" --tag "$IMAGE" --quiet >/dev/null
 t3=$SECONDS
 "$PY" -m toolscript.runtime.cli.image status --tag "$IMAGE"
-echo "test-setup: engine $((t1 - t0))s, base image $((t2 - t1))s, sandbox image $((t3 - t2))s" >&2
+bash scripts/install-test-packages.sh
+t4=$SECONDS
+echo "test-setup: engine $((t1 - t0))s, base image $((t2 - t1))s, sandbox image $((t3 - t2))s," \
+    "test packages $((t4 - t3))s" >&2
