@@ -23,6 +23,7 @@ from .events import AuditCallback, EventHook, EventHooks
 from .isolation import IsolationReport, check_required, required_walls
 from .limits import Limits
 from .names import BACKEND_NAMES, SANDBOX_BUILTIN_NAMES
+from .provenance import Provenance, ProvenanceGate
 from .results import RunResult
 from .session import Session
 
@@ -87,6 +88,11 @@ class Runtime:
         event_hooks: ``{event name: [hook, ...]}`` for ``run_start``, ``run_end``,
             ``tool_call`` and ``model_call``; see :mod:`toolscript.runtime.events`
             (and :attr:`events` to add or remove hooks later).
+        provenance: provenance labels on every value a script holds (opt-in:
+            they cost compute): untrusted tool results may not choose the
+            arguments the flow policy protects, and the planner sees them as
+            references. See :class:`~toolscript.runtime.provenance.Provenance`
+            and ``docs/guide/provenance.md``.
     """
 
     def __init__(
@@ -103,7 +109,11 @@ class Runtime:
         idempotency_store: IdempotencyStore | None = None,
         require_isolation: Iterable[str] | None = None,
         event_hooks: Mapping[str, Iterable[EventHook]] | None = None,
+        provenance: Provenance | None = None,
     ) -> None:
+        self.provenance = provenance
+        """Provenance labels (issue 27, opt-in): see
+        :class:`~toolscript.runtime.provenance.Provenance`."""
         self.events = EventHooks(event_hooks)
         """The event hooks (:mod:`toolscript.runtime.events`): ``events.add(name, hook)``."""
         self.context: Mapping[str, Any] = MappingProxyType(dict(context or {}))
@@ -135,6 +145,8 @@ class Runtime:
         self.executor = ToolExecutor()
         self.dispatcher = Dispatcher(self.registry, approve, self.limits, self.executor, audit,
                                      host_supply=HostSupply(idempotency_store), events=self.events)
+        if provenance is not None:
+            self.dispatcher.provenance = ProvenanceGate(provenance, self.registry)
         self._closed = False
         self._sessions_lock = threading.Lock()
 

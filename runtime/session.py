@@ -34,6 +34,7 @@ from .calls import stopping
 from .calls.dispatch import RunContext
 from .calls.messages import cap_text, clean_message, crash_detail
 from .events import RunEndEvent, RunStartEvent, emit
+from .provenance.render import render_result
 from .results import RunError, RunResult, ToolCallRecord
 
 if TYPE_CHECKING:
@@ -112,23 +113,24 @@ class _RunCalls:
         self.serving = serving
         self.end_run = functools.partial(session._end_run, serving)
 
-    def call(self, tool: Any, args: Any) -> dict[str, Any] | None:
+    def call(self, tool: Any, args: Any,
+             labels: dict[str, list[str]] | None = None) -> dict[str, Any] | None:
         """One call: a ``blocking`` tool's on a worker thread (a timeout is
         answered and the script goes on), any other inline, where its timeout
         ends the run (see ``Session._end_run``)."""
         target = self.tools.get(tool) if type(tool) is str else None
         try:
             if target is not None and target.blocking:
-                return self.dispatcher.call(self.serving.ctx, tool, args)
+                return self.dispatcher.call(self.serving.ctx, tool, args, labels=labels)
             return self.dispatcher.call_inline(self.serving.ctx, tool, args,
-                                               takeover=self.end_run)
+                                               takeover=self.end_run, labels=labels)
         except SandboxAbort:  # the sandbox's own limit landed here: the script's to handle
             raise
         except BaseException as exc:
             self._host_failed(exc)
             return None
 
-    def call_many(self, calls: list[tuple[Any, Any]]) -> list[dict[str, Any]] | None:
+    def call_many(self, calls: list[tuple[Any, ...]]) -> list[dict[str, Any]] | None:
         """A ``parallel()`` batch."""
         try:
             return self.dispatcher.call_many(self.serving.ctx, calls)
@@ -226,6 +228,7 @@ class Session:
             },
             "wire": {"max_bytes": bounds.max_bytes, "max_items": bounds.max_items,
                      "max_depth": bounds.max_depth},
+            **({"provenance": True} if self.runtime.provenance is not None else {}),
         }
 
     def _ensure_sandbox(self) -> bool:
@@ -313,6 +316,8 @@ class Session:
             restarted = restarted or replaced
             if ctx.abort is not None:
                 raise ctx.abort
+            if self.runtime.provenance is not None:  # issue 27: untrusted text as references
+                message = render_result(message, self.runtime.provenance.show_untrusted)
             error = message["error"]
             return RunResult(
                 ok=message["ok"] and error is None,
@@ -519,7 +524,8 @@ class Session:
                     call_id = message["id"]
                     reply = dispatcher.call_inline(
                         ctx, message["tool"], message["args"],
-                        takeover=functools.partial(self._take_over, serving, call_id))
+                        takeover=functools.partial(self._take_over, serving, call_id),
+                        labels=message.get("labels"))
                     if reply is None:  # the watchdog answered it; another thread goes on
                         return None
                     with io:
@@ -528,7 +534,8 @@ class Session:
                             return None
                         self._send_reply(handle, {"type": "reply", "id": call_id, **reply})
                 elif message["type"] == "call_many":
-                    calls = [(c["tool"], c["args"]) for c in message["calls"]]
+                    calls = [(c["tool"], c["args"], c["labels"]) if "labels" in c
+                             else (c["tool"], c["args"]) for c in message["calls"]]
                     # A batch past the budget is answered with one error before any record.
                     refusal = dispatcher.batch_refusal(ctx, len(calls))
                     batch = ({"type": "reply", "id": message["id"], **refusal}

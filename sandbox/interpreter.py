@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from . import asyncsupport, audithook, watchdog
+from . import asyncsupport, audithook, provenance_hooks, watchdog
 from .builtins import BuiltinFunction, make_builtins
 from .codec import NotJSONData, json_size, to_json_data
 from .defaults import (
@@ -26,6 +26,7 @@ from .defaults import (
 )
 from .guards import AbortState, Guards, SandboxAbort
 from .modules import DEFAULT_MODULES, ModuleTable
+from .provenance import Provenance
 from .policy import (
     ASYNC_VALUE_NAME,
     SCRIPT_FILENAME,
@@ -112,7 +113,11 @@ class Interpreter:
         link: HostLink,
         tools: list[dict[str, Any]] | None = None,
         modules: list[str] | tuple[str, ...] | None = None,
+        labels: bool = False,
     ) -> None:
+        self.labels = labels
+        """Provenance labels on (issue 27): scripts compile with the labels pass."""
+        self.provenance: Provenance | None = None
         self.abort = AbortState()
         self.output = OutputBuffer(self.abort)
         self.caller = ToolCaller(link, self.abort)
@@ -131,6 +136,10 @@ class Interpreter:
         builtins = make_builtins(guards, self.output.print, self.modules.import_)
         builtins.update(SCRIPT_EXCEPTIONS)
         builtins["parallel"] = BuiltinFunction("parallel", self.caller.parallel)
+        self.provenance = None
+        if self.labels:
+            self.provenance = provenance_hooks.install(builtins, guards, self.output,
+                                                       self.caller)
         for spec in self.tools:
             params = [p["name"] for p in spec.get("params", [])
                       if p.get("kind", "positional_or_keyword") != "keyword_only"]
@@ -169,7 +178,8 @@ class Interpreter:
         self.output.reset(limits.max_output_chars)
         audithook.bind(self.abort)
         try:
-            compiled = compile_script(code, self.allowed_modules, SCRIPT_FILENAME)
+            compiled = compile_script(code, self.allowed_modules, SCRIPT_FILENAME,
+                                      labels=self.labels)
         except SyntaxProblem as exc:
             return self._result(error={
                 "type": "syntax_error",
@@ -245,6 +255,9 @@ class Interpreter:
                 self.abort.raise_if_set()
                 if value is None:
                     return self._result(value=None)
+                labelled = value
+                if self.provenance is not None:
+                    value = provenance_hooks.plain(value)
                 try:
                     data = to_json_data(value)
                 except NotJSONData as exc:
@@ -262,7 +275,7 @@ class Interpreter:
                         "message": f"the final value is {size} bytes of JSON; the limit is "
                         f"{limits.max_result_bytes}. Return a summary instead.",
                     })
-                return self._result(value=data)
+                return self._result(value=data, labelled=labelled)
         except SandboxAbort:
             raise
         except ToolError as exc:
@@ -271,7 +284,7 @@ class Interpreter:
                 "message": f"{error_label(exc)}: {_text(exc.message)}",
                 "tool": _text(exc.tool), "tool_error_type": _text(exc.type),
                 "line": _script_line(exc),
-            })
+            }, labelled=exc)
         except RecursionError as exc:
             return self._result(error={
                 "type": "recursion_limit", "message": f"RecursionError: {_text(exc)}",
@@ -292,7 +305,7 @@ class Interpreter:
                 "type": "script_error",
                 "message": f"{_type_name(exc)}: {_text(exc)}{where}{self._tools_hint(exc)}",
                 "exception": _type_name(exc), "line": line,
-            })
+            }, labelled=exc)
 
     def _tools_hint(self, exc: BaseException) -> str:
         """For a NameError (often a misremembered tool name): the available tools."""
@@ -306,16 +319,21 @@ class Interpreter:
         message = self.abort.message or exc.message
         return self._result(error={"type": error_type, "message": message})
 
-    def _result(self, value: Any = None, error: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _result(self, value: Any = None, error: dict[str, Any] | None = None,
+                labelled: Any = None) -> dict[str, Any]:
         if error is not None:
             error = {k: v for k, v in error.items() if v is not None}
-        return {
+        result = {
             "ok": error is None,
             "value": value if error is None else None,
             "stdout": self.output.text(),
             "stdout_truncated": self.output.truncated,
             "error": error,
         }
+        if self.provenance is not None:
+            result["labels"] = self.provenance.output_labels(labelled)
+            self.provenance.output = []
+        return result
 
 
 def _text(value: Any) -> str:

@@ -126,6 +126,8 @@ from RestrictedPython.transformer import (
     copy_locations,
 )
 
+from . import provenance_transform
+
 SCRIPT_FILENAME = "<script>"
 """The filename scripts are compiled under: tracebacks and the audit hook's trust
 table recognise a script's frames by it."""
@@ -759,15 +761,17 @@ class SyntaxProblem(Exception):
 
 
 def compile_script(
-    source: str, allowed_modules: frozenset[str], filename: str = SCRIPT_FILENAME
+    source: str, allowed_modules: frozenset[str], filename: str = SCRIPT_FILENAME,
+    labels: bool = False,
 ) -> CompiledScript:
-    """Parse, check and compile a script.
+    """Parse, check and compile a script (``labels``: with the provenance pass,
+    :mod:`.provenance_transform`).
 
     Raises :class:`SyntaxProblem` for invalid Python and :class:`PolicyViolation`
     for constructs the sandbox refuses.
     """
     try:
-        return _compile_script(source, allowed_modules, filename)
+        return _compile_script(source, allowed_modules, filename, labels)
     except (RecursionError, MemoryError):
         # ``1+1+...+1`` ten thousand times or ``a.a.a...`` nests deeper than the
         # parser, the policy visitor or the compiler can recurse: a script
@@ -796,12 +800,14 @@ def _compiler_warnings_ignored() -> Iterator[None]:
         yield
 
 
-def _compile_script(source: str, allowed_modules: frozenset[str], filename: str) -> CompiledScript:
+def _compile_script(source: str, allowed_modules: frozenset[str], filename: str,
+                    labels: bool = False) -> CompiledScript:
     with _compiler_warnings_ignored():
-        return _compile_quietly(source, allowed_modules, filename)
+        return _compile_quietly(source, allowed_modules, filename, labels)
 
 
-def _compile_quietly(source: str, allowed_modules: frozenset[str], filename: str) -> CompiledScript:
+def _compile_quietly(source: str, allowed_modules: frozenset[str], filename: str,
+                     labels: bool = False) -> CompiledScript:
     try:
         tree = ast.parse(source, filename=filename, mode="exec")
     except SyntaxError as exc:
@@ -826,6 +832,10 @@ def _compile_quietly(source: str, allowed_modules: frozenset[str], filename: str
     tree = policy.visit(tree)
     if final is not None:
         final = policy.visit(final)
+    if labels and not errors:  # provenance labels (issue 27): a second pass
+        tree = provenance_transform.transform(tree, errors)
+        if final is not None:
+            final = provenance_transform.transform(final, errors)
     if errors:
         raise PolicyViolation(errors)
     if awaits and final is not None:

@@ -349,6 +349,8 @@ class CallMessage(TypedDict):
     run: str | int
     tool: str
     args: dict[str, Any]
+    labels: NotRequired[dict[str, list[str]]]
+    """Provenance on: per argument, the untrusted sources it depends on (sorted names)."""
 
 
 class CallSpec(TypedDict):
@@ -356,6 +358,7 @@ class CallSpec(TypedDict):
 
     tool: str
     args: dict[str, Any]
+    labels: NotRequired[dict[str, list[str]]]
 
 
 class CallManyMessage(TypedDict):
@@ -377,6 +380,16 @@ class ResultMessage(TypedDict):
     stdout: str
     stdout_truncated: bool
     error: ErrorInfo | None
+    labels: NotRequired[ResultLabels]
+    """Provenance on: what the printed text and the value depend on."""
+
+
+class ResultLabels(TypedDict):
+    """Which printed characters (``[start, end, sources]`` spans of ``stdout``) and
+    whether the value or error (``value``: sources) depend on untrusted data."""
+
+    stdout: list[list[Any]]
+    value: list[str]
 
 
 class AckMessage(TypedDict):
@@ -420,6 +433,8 @@ class ConfigureMessage(TypedDict):
     modules: NotRequired[list[str] | None]
     process_limits: NotRequired[ProcessLimits]
     wire: NotRequired[FrameLimits]
+    provenance: NotRequired[bool]
+    """Provenance labels on (issue 27): scripts compile with the labels pass."""
 
 
 class RunMessage(TypedDict):
@@ -445,6 +460,8 @@ class ReplyMessage(TypedDict):
     ok: bool
     value: NotRequired[Any]
     error: NotRequired[ErrorInfo]
+    label: NotRequired[list[str]]
+    """Provenance on: the untrusted sources the value (or error) depends on."""
 
 
 class BatchReplyMessage(TypedDict):

@@ -78,7 +78,8 @@ class SandboxServer:
             return {"type": "result", "id": checked["id"], **result}
         if kind == "configure":
             self.interpreter = Interpreter(
-                self.link, tools=checked["tools"], modules=checked.get("modules")
+                self.link, tools=checked["tools"], modules=checked.get("modules"),
+                labels=bool(checked.get("provenance", False)),
             )
             self.process_limits = dict(checked.get("process_limits") or {})
             wire = checked.get("wire")
@@ -139,10 +140,15 @@ class StreamHostLink:
                 self._spin.wait()  # the host answers a cheap call before a wake-up would land
             return call_id, read_frame(self.reader, bounds=FROM_HOST)
 
-    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Send one tool call; return its reply."""
+    def call(self, tool: str, args: dict[str, Any],
+             labels: dict[str, list[str]] | None = None) -> dict[str, Any]:
+        """Send one tool call (with its arguments' ``labels`` when provenance is on);
+        return its reply."""
+        message: dict[str, Any] = {"type": "call", "tool": tool, "args": args}
+        if labels is not None:
+            message["labels"] = labels
         try:
-            call_id, reply = self._exchange({"type": "call", "tool": tool, "args": args})
+            call_id, reply = self._exchange(message)
         except CallTooLarge as exc:
             return too_large_reply(exc)
         except (TypeError, ValueError) as exc:

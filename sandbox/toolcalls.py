@@ -21,12 +21,15 @@ from .standins import hide_constructor
 class HostLink(Protocol):
     """How the sandbox reaches the host: one call, or many at once."""
 
-    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Send one call; return the reply message (``ok`` + ``value`` or ``error``)."""
+    def call(self, tool: str, args: dict[str, Any],
+             labels: dict[str, list[str]] | None = None) -> dict[str, Any]:
+        """Send one call; return the reply message (``ok`` + ``value`` or ``error``).
+        ``labels`` (provenance on): per argument, the untrusted sources it depends on."""
         ...
 
     def call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Send several calls; return one reply per call, in order."""
+        """Send several calls (each ``{tool, args}``, with ``labels`` when provenance
+        is on); return one reply per call, in order."""
         ...
 
 
@@ -241,20 +244,49 @@ class ToolCaller:
         self.host_decimal: decimal.Context | None = None
         self._switch_decimal = bool(getattr(link, "runs_host_code", True))
 
-    def _link_call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _link_call(self, tool: str, args: dict[str, Any],
+                   labels: dict[str, list[str]] | None = None) -> dict[str, Any]:
         try:
             args = to_json_data(args)
         except NotJSONData as exc:
             return not_json_reply(exc)
         host = self.host_decimal
         if host is None or not self._switch_decimal:
-            return self.link.call(tool, args)
+            return (self.link.call(tool, args) if labels is None
+                    else self.link.call(tool, args, labels))
         script = decimal.getcontext()
         decimal.setcontext(host)
         try:
-            return self.link.call(tool, args)
+            return (self.link.call(tool, args) if labels is None
+                    else self.link.call(tool, args, labels))
         finally:
             decimal.setcontext(script)
+
+    def call_reply(self, tool: str, args: dict[str, Any],
+                   labels: dict[str, list[str]]) -> dict[str, Any]:
+        """One labelled call (provenance on): the reply, for the caller to unpack."""
+        self.abort.raise_if_set()
+        reply = self._link_call(tool, args, labels)
+        self.abort.raise_if_set()
+        return reply
+
+    def send_batch(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A labelled ``parallel`` batch (``{tool, args, labels}`` each): the replies."""
+        self.abort.raise_if_set()
+        failures: dict[int, dict[str, Any]] = {}
+        valid: list[dict[str, Any]] = []
+        for index, call in enumerate(calls):
+            try:
+                valid.append({**call, "args": to_json_data(call["args"])})
+            except NotJSONData as exc:
+                failures[index] = not_json_reply(exc)
+        replies = iter(self._send_many(valid) if valid else [])
+        self.abort.raise_if_set()
+        return [failures[i] if i in failures else next(replies) for i in range(len(calls))]
+
+    def failure(self, tool: str, error: dict[str, Any]) -> BaseException:
+        """What a failed reply raises in the script (see :meth:`call`)."""
+        return self._failure(tool, error)
 
     def _link_call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Send the calls whose arguments are JSON data; a call whose arguments are
@@ -319,6 +351,11 @@ class ToolCaller:
                 raise failure
             results.append(failure)
         return results
+
+
+def normalize_parallel(calls: Any, arguments: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The ``(tool name, bound arguments)`` of each call of a ``parallel(...)``."""
+    return _normalize_parallel(calls, arguments)
 
 
 def _normalize_parallel(calls: Any, arguments: Any) -> list[tuple[str, dict[str, Any]]]:

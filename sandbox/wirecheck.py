@@ -29,13 +29,17 @@ from .protocol import (
 )
 
 _CALL_KEYS = frozenset({"type", "id", "run", "tool", "args"})
+_LABELLED_CALL_KEYS = _CALL_KEYS | {"labels"}
 _CALL_MANY_KEYS = frozenset({"type", "id", "run", "calls"})
 _SPEC_KEYS = frozenset({"tool", "args"})
+_LABELLED_SPEC_KEYS = _SPEC_KEYS | {"labels"}
 _RESULT_KEYS = frozenset({"type", "id", "ok", "value", "stdout", "stdout_truncated", "error"})
+_LABELLED_RESULT_KEYS = _RESULT_KEYS | {"labels"}
 _READY_REQUIRED = frozenset({"type", "protocol", "pid", "python"})
 _READY_KEYS = _READY_REQUIRED | {"audit_hook", "walls"}
 _ACKS = frozenset({"configured", "reset_done", "pong"})
-_CONFIGURE_KEYS = frozenset({"type", "tools", "modules", "process_limits", "wire"})
+_CONFIGURE_KEYS = frozenset({"type", "tools", "modules", "process_limits", "wire",
+                             "provenance"})
 _RUN_KEYS = frozenset({"type", "id", "code", "limits"})
 _CONTROL = frozenset({"reset", "ping", "shutdown"})
 _TOOL_KEYS = frozenset({"name", "params", "read_only", "doc"})
@@ -47,6 +51,36 @@ _REPLY_ERROR_KEYS = frozenset({"type", "id", "ok", "error"})
 _BATCH_KEYS = frozenset({"type", "id", "results"})
 _RESULT_OK_KEYS = frozenset({"ok", "value"})
 _RESULT_ERROR_KEYS = frozenset({"ok", "error"})
+_LABEL_KEY = frozenset({"label"})
+
+
+def _sources_ok(sources: Any) -> bool:
+    """A label on the wire: a list of source names (str)."""
+    return type(sources) is list and all(type(name) is str for name in sources)
+
+
+def _call_labels_ok(labels: Any) -> bool:
+    """Per-argument labels of a call: ``{argument: [source, ...]}``."""
+    return type(labels) is dict and all(
+        type(name) is str and _sources_ok(sources) for name, sources in labels.items())
+
+
+def _result_labels_ok(labels: Any) -> bool:
+    """The ``labels`` of a result: ``{"stdout": [[start, end, sources]...], "value": sources}``."""
+    if type(labels) is not dict or labels.keys() != {"stdout", "value"}:
+        return False
+    spans = labels["stdout"]
+    return _sources_ok(labels["value"]) and type(spans) is list and all(
+        type(span) is list and len(span) == 3 and _is_int(span[0]) and _is_int(span[1])
+        and _sources_ok(span[2]) for span in spans)
+
+
+def _drop_label(reply: dict[str, Any]) -> tuple[frozenset[str], bool]:
+    """The reply's keys without a well-formed ``label``, and whether the label was well-formed."""
+    keys = reply.keys()
+    if "label" not in keys:
+        return frozenset(keys), True
+    return frozenset(keys) - _LABEL_KEY, _sources_ok(reply["label"])
 
 
 def _shape(message: Any) -> str:
@@ -93,7 +127,10 @@ def sandbox_message(message: dict[str, Any],
     """
     kind = message.get("type")
     if kind == "call":
-        if (message.keys() != _CALL_KEYS or not _is_int(message["id"])
+        keys = message.keys()
+        if (not (keys == _CALL_KEYS or (keys == _LABELLED_CALL_KEYS
+                                        and _call_labels_ok(message["labels"])))
+                or not _is_int(message["id"])
                 or type(message["tool"]) is not str or type(message["args"]) is not dict):
             raise _bad("a 'call' needs exactly int 'id', 'run', str 'tool' and object 'args'",
                        message)
@@ -107,7 +144,9 @@ def sandbox_message(message: dict[str, Any],
         if message["run"] != run:
             raise _bad("a 'call_many' of another run arrived", message)
         for spec in message["calls"]:
-            if (type(spec) is not dict or spec.keys() != _SPEC_KEYS
+            if (type(spec) is not dict
+                    or not (spec.keys() == _SPEC_KEYS or (spec.keys() == _LABELLED_SPEC_KEYS
+                                                          and _call_labels_ok(spec["labels"])))
                     or type(spec["tool"]) is not str or type(spec["args"]) is not dict):
                 raise _bad("each call of a 'call_many' is exactly {str 'tool', object 'args'}",
                            spec)
@@ -120,7 +159,10 @@ def sandbox_message(message: dict[str, Any],
 
 def result_message(message: dict[str, Any], run: str | int) -> ResultMessage:
     """The ``result`` of run ``run`` (see :func:`sandbox_message`)."""
-    if (message.keys() != _RESULT_KEYS or type(message["ok"]) is not bool
+    keys = message.keys()
+    if (not (keys == _RESULT_KEYS or (keys == _LABELLED_RESULT_KEYS
+                                      and _result_labels_ok(message["labels"])))
+            or type(message["ok"]) is not bool
             or type(message["stdout"]) is not str
             or type(message["stdout_truncated"]) is not bool
             or not (message["error"] is None or is_error_info(message["error"]))):
@@ -179,6 +221,8 @@ def _configure_ok(message: dict[str, Any]) -> bool:
     if modules is not None and (type(modules) is not list
                                 or any(type(name) is not str for name in modules)):
         return False
+    if type(message.get("provenance", False)) is not bool:
+        return False
     limits = message.get("process_limits", {})
     if type(limits) is not dict or not limits.keys() <= _PROCESS_LIMIT_KEYS or not all(
             _is_number(value) or value is None for key, value in limits.items() if key != "apply"
@@ -219,17 +263,21 @@ def host_message(message: dict[str, Any]) -> HostMessage:
 def _one_result(reply: Any) -> bool:
     if type(reply) is not dict or type(reply.get("ok")) is not bool:
         return False
+    keys, label_ok = _drop_label(reply)
+    if not label_ok:
+        return False
     if reply["ok"]:
-        return reply.keys() == _RESULT_OK_KEYS
-    return reply.keys() == _RESULT_ERROR_KEYS and is_error_info(reply["error"])
+        return keys == _RESULT_OK_KEYS
+    return keys == _RESULT_ERROR_KEYS and is_error_info(reply["error"])
 
 
 def call_reply(message: dict[str, Any], call_id: int) -> dict[str, Any]:
     """The host's reply to call ``call_id``: ``{"type": "reply", "id", "ok": true,
     "value"}`` or ``{..., "ok": false, "error"}``, checked."""
     ok = message.get("ok")
-    if (message.get("id") != call_id or message.get("type") != "reply"
-            or message.keys() != (_REPLY_OK_KEYS if ok is True else _REPLY_ERROR_KEYS)
+    keys, label_ok = _drop_label(message)
+    if (message.get("id") != call_id or message.get("type") != "reply" or not label_ok
+            or keys != (_REPLY_OK_KEYS if ok is True else _REPLY_ERROR_KEYS)
             or not (ok is True or (ok is False and is_error_info(message["error"])))):
         raise _bad(f"expected the reply to call {call_id}", message)
     return message

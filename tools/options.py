@@ -53,6 +53,10 @@ class ToolOptions:
             ``{param: context_key}``); the same as annotating them ``Injected[T]``.
         idempotent: ``True`` (per run), ``"session"`` or ``"global"``: repeats of
             a call in that scope return the first result instead of acting.
+        returns: with provenance labels on (``Runtime(provenance=...)``), whether
+            the tool's results are ``"trusted"`` or ``"untrusted"`` (emails, web
+            pages, files, tickets); None: untrusted unless the runtime's
+            provenance config names the tool trusted.
     """
 
     name: str | None = None
@@ -65,6 +69,7 @@ class ToolOptions:
     examples: Sequence[Mapping[str, Any]] | None = None
     inject: Mapping[str, str] | Iterable[str] | None = None
     idempotent: bool | IdempotencyScope = False
+    returns: Literal["trusted", "untrusted"] | None = None
 
     def replace(self, **changes: Any) -> ToolOptions:
         """A copy with ``changes`` applied (``dataclasses.replace``)."""
@@ -84,6 +89,7 @@ class ToolFlagArgs(TypedDict, total=False):
     blocking: bool
     allowed_callers: Iterable[str] | None
     examples: Sequence[Mapping[str, Any]] | None
+    returns: Literal["trusted", "untrusted"] | None
 
 
 class ToolOptionArgs(ToolFlagArgs, total=False):

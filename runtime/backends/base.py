@@ -39,11 +39,13 @@ class CallServer(Protocol):
     passes the same budget, validation, approval, timeout and record.
     """
 
-    def call(self, tool: Any, args: Any) -> dict[str, Any] | None:
+    def call(self, tool: Any, args: Any,
+             labels: dict[str, list[str]] | None = None) -> dict[str, Any] | None:
         """One call's reply; None when the call passed its timeout and the run
-        was ended meanwhile (the caller must stop the script)."""
+        was ended meanwhile (the caller must stop the script). ``labels``:
+        provenance on, per argument the untrusted sources it depends on."""
 
-    def call_many(self, calls: list[tuple[Any, Any]]) -> list[dict[str, Any]] | None:
+    def call_many(self, calls: list[tuple[Any, ...]]) -> list[dict[str, Any]] | None:
         """The replies of a ``parallel()`` batch, in call order; None as for :meth:`call`."""
 
 

@@ -51,10 +51,13 @@ class DirectLink:
     def __init__(self) -> None:
         self.server: CallServer | None = None
 
-    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Hand one call to the session's call server."""
+    def call(self, tool: str, args: dict[str, Any],
+             labels: dict[str, list[str]] | None = None) -> dict[str, Any]:
+        """Hand one call (and its arguments' provenance ``labels``) to the session's
+        call server."""
         server = self.server
-        reply = server.call(tool, args) if server is not None else None
+        reply = (None if server is None else server.call(tool, args) if labels is None
+                 else server.call(tool, args, labels))
         # None: the call passed its timeout and the run was ended meanwhile; the
         # script must not go on (host_abort stops it at once).
         return _copy_reply(reply) if reply is not None else _STOPPED
@@ -62,7 +65,9 @@ class DirectLink:
     def call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Hand several calls to the session's call server."""
         server = self.server
-        replies = (server.call_many([(call["tool"], call["args"]) for call in calls])
+        replies = (server.call_many([(call["tool"], call["args"], call["labels"])
+                                     if "labels" in call else (call["tool"], call["args"])
+                                     for call in calls])
                    if server is not None else None)
         if replies is None:
             return [_STOPPED for _ in calls]
@@ -76,7 +81,10 @@ def _copy_reply(reply: dict[str, Any]) -> dict[str, Any]:
     if reply.get("ok"):
         value = reply.get("value")
         if isinstance(value, (dict, list)):
-            return {"ok": True, "value": to_json_data(value)}
+            copied = {"ok": True, "value": to_json_data(value)}
+            if "label" in reply:  # provenance on: the sources of the result
+                copied["label"] = list(reply["label"])
+            return copied
     return reply
 
 

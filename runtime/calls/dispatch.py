@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolscript.runtime.approval.hooks import ApprovalHook, ToolCallRequest, decide
 from toolscript.sandbox.codec import NotJSONData, to_json_data
@@ -39,6 +39,9 @@ from .hostsupply import BoundCall, HostSupply, NotStarted
 from .messages import builtin_exception_of, clean_message, safe_str
 from .retention import RetentionBudget, summarize_args
 from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded, ToolTimedOut
+
+if TYPE_CHECKING:
+    from ..provenance import ProvenanceGate
 
 
 class CallAbandoned(BaseException):
@@ -256,6 +259,8 @@ class Dispatcher:
         self.audit = audit
         self.events = events if events is not None else EventHooks()
         self.runtime_id = uuid.uuid4().hex[:12]
+        self.provenance: ProvenanceGate | None = None
+        """Set by ``Runtime(provenance=...)``: the flow policy and result labels."""
         executor.workers.abandoned.limit = limits.max_abandoned_threads
         self._ids = itertools.count(1)
 
@@ -263,14 +268,16 @@ class Dispatcher:
         return f"c{next(self._ids)}"
 
     # --- one call -------------------------------------------------------------
-    def call(self, ctx: RunContext, name: Any, args: Any, source: str = "script") -> Reply:
+    def call(self, ctx: RunContext, name: Any, args: Any, source: str = "script",
+             labels: dict[str, list[str]] | None = None) -> Reply:
         """Handle one call end to end; return the reply (``ok`` + value/error)."""
-        reply = self.call_inline(ctx, name, args, source)
+        reply = self.call_inline(ctx, name, args, source, labels=labels)
         assert reply is not None
         return reply
 
     def call_inline(self, ctx: RunContext, name: Any, args: Any, source: str = "script",
-                    takeover: Takeover | None = None) -> Reply | None:
+                    takeover: Takeover | None = None,
+                    labels: dict[str, list[str]] | None = None) -> Reply | None:
         """:meth:`call`, run in this thread whatever its timeout when ``takeover`` is given.
 
         The call's deadline then goes to the runtime's watchdog; should it pass,
@@ -278,14 +285,15 @@ class Dispatcher:
         calls ``takeover(reply)`` on a fresh thread, and this method returns
         None once the tool finally returns: the calling thread must then leave
         the run alone. Without ``takeover`` a call with a timeout runs on a
-        worker thread (see :class:`ToolExecutor`).
+        worker thread (see :class:`ToolExecutor`). ``labels``: provenance on,
+        the untrusted sources of each argument (:mod:`toolscript.runtime.provenance`).
         """
         record = ToolCallRecord(f"c{next(self._ids)}",
                                 name if type(name) is str and len(name) <= 64 else _name_of(name),
                                 args, started_at=time.time(), source=source)
         start = time.perf_counter()
         try:
-            prepared = self._prepare(ctx, record, name, args)
+            prepared = self._prepare(ctx, record, name, args, labels)
             if isinstance(prepared, tuple):
                 reply = self._execute(record, prepared[0], prepared[1], ctx=ctx,
                                       takeover=takeover)
@@ -298,10 +306,13 @@ class Dispatcher:
             return None
         record.duration_s = time.perf_counter() - start
         self._finish(ctx, record, reply)
+        if self.provenance is not None:  # issue 27: the result's untrusted sources
+            reply = self.provenance.label_reply(record.name, reply, labels, record.args)
         return reply
 
     def _prepare(
-        self, ctx: RunContext, record: ToolCallRecord, name: Any, args: Any
+        self, ctx: RunContext, record: ToolCallRecord, name: Any, args: Any,
+        labels: dict[str, list[str]] | None = None,
     ) -> tuple[Target, dict[str, Any]] | Reply:
         """Budget, lookup, binding and approval: ``(target, values)`` or an error reply.
 
@@ -342,6 +353,10 @@ class Dispatcher:
                           "before the run's wall-clock limit")
         record.args = bound.shown
         values = bound.values
+        if self.provenance is not None:  # issue 27: untrusted data may not choose this call
+            refused = self.provenance.check(tool, values, labels)
+            if refused is not None:
+                return refused
         target: Target = tool
         shown = bound.shown
         injected: dict[str, Any] | None = None
@@ -559,7 +574,7 @@ class Dispatcher:
                       "and none of them ran")
 
     def call_many(
-        self, ctx: RunContext, calls: Sequence[tuple[Any, Any]], source: str = "script"
+        self, ctx: RunContext, calls: Sequence[tuple[Any, ...]], source: str = "script"
     ) -> list[Reply]:
         """Handle several calls: read-only ones concurrently, writes serially in order.
 
@@ -576,7 +591,7 @@ class Dispatcher:
         batch = BatchRecords(ctx, self._settle, self._keep)
         records = batch.records
         ready: list[tuple[int, Target, dict[str, Any]]] = []
-        for index, (name, args) in enumerate(calls):
+        for index, (name, args, *labelled) in enumerate(calls):
             record = ToolCallRecord(id=self._next_id(), name=_name_of(name), args=args,
                                     started_at=time.time(), source=source)
             batch.add(record)
@@ -585,7 +600,8 @@ class Dispatcher:
                 replies[index] = _error("timeout", f"{record.name}() was not started: {stop[1]}",
                                         started=False)
                 continue
-            prepared = self._prepare(ctx, record, name, args)
+            prepared = self._prepare(ctx, record, name, args,
+                                     labelled[0] if labelled else None)
             if type(prepared) is tuple:
                 ready.append((index, prepared[0], prepared[1]))
             else:
@@ -631,7 +647,11 @@ class Dispatcher:
             if reply is not None and not batch.settled(index):
                 batch.finish(index, reply)
         batch.keep_all()
-        return [reply for reply in replies if reply is not None]
+        gate = self.provenance  # issue 27: each result's untrusted sources
+        return [reply if gate is None else gate.label_reply(
+                    records[i].name, reply, calls[i][2] if len(calls[i]) > 2 else None,
+                    records[i].args)
+                for i, reply in enumerate(replies) if reply is not None]
 
     def _run_read_only(self, ctx: RunContext, record: ToolCallRecord, tool: Target,
                        args: dict[str, Any]) -> Reply:
