@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .durable.pending import PendingCall
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,13 @@ class RunResult:
             (the next run starts fresh), or had died since the previous run and
             this run started in a fresh one; either way the session's variables
             were lost.
+        run_id: the run's id (a resumed run keeps the id of the run it continues).
+        status: ``"ok"``, ``"error"`` or ``"paused"`` (an approval was deferred:
+            see ``pending`` and ``continuation``); ``ok`` is True exactly when
+            ``status == "ok"``.
+        pending: the calls a paused run waits on (empty unless paused).
+        continuation: the signed, expiring string that resumes a paused run
+            (:meth:`Runtime.resume <toolscript.Runtime.resume>`); None unless paused.
     """
 
     ok: bool
@@ -132,6 +142,18 @@ class RunResult:
     duration_s: float = 0.0
     session_restarted: bool = False
     run_id: str = ""
+    status: str = ""
+    pending: list[PendingCall] = field(default_factory=list)
+    continuation: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.status:
+            self.status = "ok" if self.ok else "error"
+
+    @property
+    def paused(self) -> bool:
+        """True if the run paused on a deferred approval."""
+        return self.status == "paused"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (for ``--json`` output and logs)."""
@@ -145,4 +167,7 @@ class RunResult:
             "duration_s": self.duration_s,
             "session_restarted": self.session_restarted,
             "run_id": self.run_id,
+            "status": self.status,
+            "pending": [call.to_dict() for call in self.pending],
+            "continuation": self.continuation,
         }

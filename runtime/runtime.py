@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from toolscript.runtime.approval.hooks import ApprovalHook, check_hook
+from toolscript.runtime.approval.hooks import ApprovalHook, Decision, check_hook
 from toolscript.runtime.approval.policies import check_policy_tools
 from toolscript.sandbox.modules import DEFAULT_MODULES, OPTIONAL_MODULES
 from toolscript.tools import Tool, ToolRegistry
@@ -19,6 +20,9 @@ from .backends.base import Backend, SandboxHandle, SandboxSpec
 from .calls.dispatch import Dispatcher, ToolExecutor
 from .calls.hostsupply import HostSupply
 from .calls.idempotency import IdempotencyStore
+from .durable.continuation import DEFAULT_TTL_S
+from .durable.durability import Durability
+from .durable.store import JournalStore
 from .events import AuditCallback, EventHook, EventHooks
 from .isolation import IsolationReport, check_required, required_walls
 from .limits import Limits
@@ -93,6 +97,17 @@ class Runtime:
             arguments the flow policy protects, and the planner sees them as
             references. See :class:`~toolscript.runtime.provenance.Provenance`
             and ``docs/guide/provenance.md``.
+        journal: where durable runs keep their journals (issue 30): a
+            :class:`~toolscript.runtime.durable.store.JournalStore`,
+            ``"sqlite:///path"``, ``"postgresql://..."`` or a path. Given (or
+            ``$TOOLSCRIPT_JOURNAL`` set), every run journals each call durably
+            before its result reaches the script; without it a run keeps its
+            journal in memory and writes it to the default SQLite file
+            (``~/.local/state/toolscript/journal.sqlite3``) only if it pauses.
+        continuation_key: the HMAC key of continuations (default:
+            ``$TOOLSCRIPT_CONTINUATION_KEY``, else a per-user key file).
+        continuation_ttl_s: how long a paused run's continuation is valid
+            (default seven days).
     """
 
     def __init__(
@@ -110,6 +125,9 @@ class Runtime:
         require_isolation: Iterable[str] | None = None,
         event_hooks: Mapping[str, Iterable[EventHook]] | None = None,
         provenance: Provenance | None = None,
+        journal: JournalStore | str | os.PathLike[str] | None = None,
+        continuation_key: str | bytes | None = None,
+        continuation_ttl_s: float = DEFAULT_TTL_S,
     ) -> None:
         self.provenance = provenance
         """Provenance labels (issue 27, opt-in): see
@@ -147,6 +165,8 @@ class Runtime:
                                      host_supply=HostSupply(idempotency_store), events=self.events)
         if provenance is not None:
             self.dispatcher.provenance = ProvenanceGate(provenance, self.registry)
+        self.durability = Durability(journal, key=continuation_key, ttl_s=continuation_ttl_s)
+        """Journal store and continuation key of durable runs (issue 30)."""
         self._closed = False
         self._sessions_lock = threading.Lock()
 
@@ -193,6 +213,32 @@ class Runtime:
         ``context`` is merged over the runtime's for injected parameters."""
         with self.session(context=context) as session:
             return session.run(code)
+
+    def resume(self, continuation: str, decisions: Mapping[str, Decision], *,
+               session: Session | None = None) -> RunResult:
+        """Continue a paused run (``RunResult.status == "paused"``), in this process or
+        any other that has the continuation key, the journal and the same tools.
+
+        The script runs again in a fresh sandbox; every call it made before the
+        pause is answered from the run's journal (the tool does not run again),
+        the call that paused gets ``decisions[pending_id]`` (``Decision.allow()``
+        runs it, ``Decision.deny(reason)`` refuses it), and the run goes on,
+        possibly to its next pause. A call whose tool or arguments differ from
+        the journal at its position ends the run as ``replay_diverged``.
+
+        Args:
+            continuation: ``RunResult.continuation`` of the paused run.
+            decisions: a :class:`Decision` for every id of ``RunResult.pending``.
+            session: the session to run in (it must be the run's own); default a
+                new one under the run's session id, closed afterwards.
+
+        Raises:
+            ContinuationError: the continuation was tampered with, expired, was
+                already resumed, belongs to another session, tool catalog,
+                approval configuration or injected identity, or a decision is
+                missing (the message says which).
+        """
+        return self.durability.resume(self, continuation, decisions, session=session)
 
     async def run_async(self, code: str, context: Mapping[str, Any] | None = None) -> RunResult:
         """:meth:`run` for async code: the sandbox I/O runs in a worker thread while
@@ -257,6 +303,7 @@ class Runtime:
         self._closed = True
         self.backend.shutdown()
         self.executor.shutdown()
+        self.durability.close()
         closer = getattr(self.dispatcher.audit, "close", None)
         if callable(closer):
             closer()

@@ -33,6 +33,7 @@ from .backends.base import SandboxDied, SandboxHandle, SandboxSpec
 from .calls import stopping
 from .calls.dispatch import RunContext
 from .calls.messages import cap_text, clean_message, crash_detail
+from .durable.durability import ends_run
 from .events import RunEndEvent, RunStartEvent, emit
 from .provenance.render import render_result
 from .results import RunError, RunResult, ToolCallRecord
@@ -303,6 +304,7 @@ class Session:
             ctx = RunContext(run_id, self.id, limits.max_tool_calls, self.context,
                              script=code, agent_run_id=self.agent_run_id, limits=limits,
                              deadline=time.monotonic() + limits.wall_time_s)
+            ctx.journal = self.runtime.durability.attach(self.runtime, ctx)  # issue 30
             stopper = stopping.take()
             previous = swap_bounds(ctx.bounds)
             try:
@@ -314,12 +316,12 @@ class Session:
                 if stopper is not None:
                     stopper.arm(None)
             restarted = restarted or replaced
-            if ctx.abort is not None:
+            if ctx.abort is not None and not ends_run(ctx.abort):  # a pause is a result
                 raise ctx.abort
             if self.runtime.provenance is not None:  # issue 27: untrusted text as references
                 message = render_result(message, self.runtime.provenance.show_untrusted)
             error = message["error"]
-            return RunResult(
+            result = RunResult(
                 ok=message["ok"] and error is None,
                 value=message["value"],
                 stdout=cap_text(message["stdout"], limits.max_output_chars),
@@ -330,6 +332,7 @@ class Session:
                 session_restarted=restarted,
                 run_id=run_id,
             )
+            return self.runtime.durability.finish(self.runtime, ctx, result)  # issue 30
 
     def _run_error(self, error: Any) -> RunError:
         """The run's error as the sandbox reported it, its texts capped at

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "toolscript.errors": (
         "AgentOutputError", "ApprovalRequired", "BackendError", "BackendUnavailable",
-        "ConfigurationError", "ImageError", "ModelAuthError", "ModelEndpointError",
-        "ModelRequestError", "ModelResponseError", "ModelUnavailableError", "ProtocolError",
+        "ConfigurationError", "ContinuationError", "ImageError", "ModelAuthError",
+        "ModelEndpointError", "ModelRequestError", "ModelResponseError", "ModelUnavailableError",
+        "ProtocolError",
         "SandboxStartError", "SchemaError", "ToolAuthorizationError", "ToolDefinitionError",
         "ToolLoadError", "ToolRateLimited", "ToolscriptError", "TransientToolError",
     ),
@@ -30,6 +31,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "toolscript.runtime.approval.hooks": ("Decision", "ToolCallRequest"),
     "toolscript.runtime.audit.log": ("AuditLog",),
+    "toolscript.runtime.durable.pending": ("PendingCall",),
     "toolscript.runtime.events": (
         "EventHooks", "ModelCallEvent", "RunEndEvent", "RunStartEvent", "ToolCallEvent",
     ),
@@ -57,6 +59,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS, for type checkers (checked by a
         BackendError as BackendError,
         BackendUnavailable as BackendUnavailable,
         ConfigurationError as ConfigurationError,
+        ContinuationError as ContinuationError,
         ImageError as ImageError,
         ModelAuthError as ModelAuthError,
         ModelEndpointError as ModelEndpointError,
@@ -85,6 +88,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS, for type checkers (checked by a
         ToolCallRequest as ToolCallRequest,
     )
     from toolscript.runtime.audit.log import AuditLog as AuditLog
+    from toolscript.runtime.durable.pending import PendingCall as PendingCall
     from toolscript.runtime.events import (
         EventHooks as EventHooks,
         ModelCallEvent as ModelCallEvent,

@@ -13,6 +13,8 @@ Hierarchy::
     │   └── SchemaError           an annotation JSON Schema cannot express)
     ├── ToolLoadError             a tools module or file could not be loaded
     ├── ApprovalRequired          an approval hook stopped the whole run
+    ├── ContinuationError         a paused run's continuation was refused (tampered,
+    │                             expired, already resumed, another session/catalog)
     ├── ToolAuthorizationError    a tool's credentials were refused (never retried by the model)
     ├── ModelEndpointError        the model endpoint failed (Agent)
     │   ├── ModelRequestError     400/404/422: the request was refused; fix the request
@@ -76,6 +78,7 @@ __all__ = [
     "BackendError",
     "BackendUnavailable",
     "ConfigurationError",
+    "ContinuationError",
     "DependencyParameterWarning",
     "HTTPToolError",
     "ImageError",
@@ -127,6 +130,22 @@ class ToolLoadError(ToolscriptError):
 
 class ApprovalRequired(ToolscriptError):
     """Raised by an approval hook to stop the whole run instead of denying one call."""
+
+
+class ContinuationError(ToolscriptError):
+    """:meth:`Runtime.resume <toolscript.Runtime.resume>` refused a continuation.
+
+    The message says why: its signature does not match (tampered, or another
+    key), it expired, it was already resumed, or it belongs to another session,
+    tool catalog, approval configuration or injected identity; or a decision is
+    missing for one of its pending calls. ``reason`` is a stable word for it:
+    ``tampered``, ``expired``, ``resumed``, ``session``, ``catalog``,
+    ``approval``, ``identity``, ``decision``, ``key`` or ``journal``.
+    """
+
+    def __init__(self, message: str, *, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class ToolAuthorizationError(ToolscriptError):

@@ -42,6 +42,8 @@ class Decision:
 
     approved: bool
     reason: str = ""
+    deferred: bool = False
+    """The decision is put off (:meth:`defer`): the run pauses at this call."""
 
     @classmethod
     def allow(cls, reason: str = "") -> Decision:
@@ -52,6 +54,14 @@ class Decision:
     def deny(cls, reason: str = "") -> Decision:
         """Refuse the call; the reason reaches the script."""
         return cls(False, reason)
+
+    @classmethod
+    def defer(cls, reason: str = "") -> Decision:
+        """Decide later: the run stops at this call and returns ``status == "paused"``
+        with the call in ``RunResult.pending`` and a signed ``continuation``;
+        :meth:`Runtime.resume <toolscript.Runtime.resume>` continues it once a
+        person has decided (see :mod:`toolscript.runtime.durable`)."""
+        return cls(False, reason, deferred=True)
 
     def __bool__(self) -> bool:
         return self.approved

@@ -41,6 +41,7 @@ from .retention import RetentionBudget, summarize_args
 from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded, ToolTimedOut
 
 if TYPE_CHECKING:
+    from ..durable.journal import RunJournal
     from ..provenance import ProvenanceGate
 
 
@@ -86,8 +87,8 @@ class RunContext:
 
     __slots__ = ("_attempts", "_gate", "_script_sha256", "_used", "abandoned", "abort",
                  "agent_run_id",
-                 "bounds", "context", "deadline", "max_tool_calls", "records", "retention",
-                 "run_id", "script", "session_id")
+                 "bounds", "context", "deadline", "journal", "max_tool_calls", "records",
+                 "retention", "run_id", "script", "session_id")
 
     def __init__(self, run_id: str, session_id: str, max_tool_calls: int,
                  context: Mapping[str, Any] | None = None, *, script: str | None = None,
@@ -114,6 +115,8 @@ class RunContext:
         self.retention = RetentionBudget(limits.max_retained_args_bytes)
         self.abandoned = AbandonCounter(limits.max_parallel)
         """This run's calls still running past their timeout (at most ``max_parallel``)."""
+        self.journal: RunJournal | None = None
+        """The run's journal (issue 30, :mod:`toolscript.runtime.durable`), set by the session."""
 
     @property
     def script_sha256(self) -> str | None:
@@ -357,6 +360,11 @@ class Dispatcher:
             refused = self.provenance.check(tool, values, labels)
             if refused is not None:
                 return refused
+        journal = ctx.journal  # issue 30: numbered, and answered from the journal on a resume
+        step = journal.step(tool.name, bound.shown, record.id) if journal is not None else None
+        if step is not None and step.reply is not None:
+            record.replayed = True
+            return step.reply
         target: Target = tool
         shown = bound.shown
         injected: dict[str, Any] | None = None
@@ -368,7 +376,7 @@ class Dispatcher:
             injected = hosted[0].injected
         elif not bound.direct:  # converted values: run them as they are, no second conversion
             target = BoundCall(tool, functools.partial(tool.call_bound, values))
-        hook = self.approve
+        hook = self.approve if step is None else step.hook(self.approve)
         if hook is None and not tool.requires_approval:
             record.approved = True
             record.decided_by = "policy"
@@ -392,6 +400,12 @@ class Dispatcher:
         record.approved = decision.approved
         record.decided_by = decided_by
         record.reason = decision.reason
+        if decision.deferred:  # issue 30: the run pauses at this call
+            caller = "script" if record.source == "script" else f"classic tool call {record.id}"
+            if journal is None or step is None:
+                return _error("paused", f"{tool.name}() waits for a person's approval and "
+                              "this call cannot pause (no journal)")
+            return journal.pause(step.seq, tool.name, request.args, caller, decision.reason)
         if not decision.approved:
             reason = f": {decision.reason}" if decision.reason else ""
             return _error("denied", f"{tool.name}() was denied{reason}")
@@ -526,7 +540,10 @@ class Dispatcher:
             self._keep(ctx, record)
 
     def _settle(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
-        """A call ended: its outcome goes into its record, its audit line and hooks."""
+        """A call ended: its outcome goes into its journal, its record, its audit line
+        and hooks."""
+        if ctx.journal is not None:  # issue 30: durable before the script sees the reply
+            ctx.journal.finished(record.id, reply)
         if reply["ok"]:
             record.ok = True
             record.value = reply["value"]
