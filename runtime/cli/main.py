@@ -27,6 +27,8 @@ from toolscript.errors import ToolscriptError
 EXIT_OK = 0
 EXIT_SCRIPT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_PAUSED = 3
+"""``run --approve defer``: the run paused; its calls wait in the journal for a person."""
 
 
 def approval_from_name(name: str) -> ApprovalHook | None:
@@ -115,6 +117,8 @@ def runtime_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     limits = kwargs.pop("limits", Limits())
     kwargs.update(tools=tools, backend=args.backend, approve=approval_from_name(args.approve),
                   limits=limits.with_changes(**changes))
+    if getattr(args, "journal", None):  # durable runs (--approve defer, approvals --resume)
+        kwargs["journal"] = args.journal
     if audit_path is not None:
         from toolscript.runtime.audit.log import AuditLog
 
@@ -183,7 +187,7 @@ RUN_OUTPUT = (
 
 
 def _print_result(result: RunResult, as_json: bool, out: TextIO, err: TextIO,
-                 config: dict[str, Any] | None = None) -> None:
+                 config: dict[str, Any] | None = None, journal: str | None = None) -> None:
     """Write a run's outcome: its JSON value alone on ``out``, the script's printed
     output, error and call summary on ``err``; or, ``as_json``, the whole result
     as one JSON document on ``out``."""
@@ -198,6 +202,10 @@ def _print_result(result: RunResult, as_json: bool, out: TextIO, err: TextIO,
     if result.ok:
         if result.value is not None:
             out.write(json.dumps(result.value, ensure_ascii=False, indent=2) + "\n")
+    elif getattr(result, "status", "") == "paused":  # --approve defer: calls wait for a person
+        from .approvals import write_paused
+
+        write_paused(result, err, journal)
     else:
         assert result.error is not None
         err.write(f"error [{result.error.type}]: {result.error.message}\n")
@@ -216,7 +224,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                               "a file, not on standard input")
     with build_runtime(args) as runtime:
         result = runtime.run(source)
-    _print_result(result, args.json, sys.stdout, sys.stderr, config_in_force(args))
+    _print_result(result, args.json, sys.stdout, sys.stderr, config_in_force(args),
+                  getattr(args, "journal", None))
+    if getattr(result, "status", "") == "paused":
+        return EXIT_PAUSED
     return EXIT_OK if result.ok else EXIT_SCRIPT_FAILED
 
 
@@ -253,6 +264,7 @@ _EXTRA_COMMANDS: list[str] = [
     "toolscript.runtime.cli.mcp:add_mcp_command",
     "toolscript.runtime.cli.audit:add_audit_commands",
     "toolscript.runtime.cli.doctor:add_doctor_command",
+    "toolscript.runtime.cli.approvals:add_approvals_command",
 ]
 
 
@@ -279,6 +291,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_common_runtime_options(run)
     run.add_argument("--json", action="store_true",
                      help="print the whole result as one JSON document")
+    run.add_argument("--journal", default=None, metavar="URL",
+                     help="journal store of durable runs (--approve defer): sqlite:///path, "
+                     "postgresql://... or a path (default: $TOOLSCRIPT_JOURNAL, else "
+                     "~/.local/state/toolscript/journal.sqlite3)")
     run.set_defaults(handler=cmd_run)
 
     tools = sub.add_parser("tools", help="show tools as Python stubs, as a model sees them")
