@@ -183,7 +183,7 @@ class Interpreter:
         except SyntaxProblem as exc:
             return self._result(error={
                 "type": "syntax_error",
-                "message": f"SyntaxError: {exc.message} (line {exc.line}, column {exc.column})",
+                "message": f"SyntaxError: {exc.message}",  # the location: line, column
                 "line": exc.line, "column": exc.column, "text": exc.text,
             })
         except PolicyViolation as exc:
@@ -299,12 +299,10 @@ class Interpreter:
         except (KeyboardInterrupt, SystemExit):
             raise  # the host's (inprocess) signal: scripts cannot name these classes
         except BaseException as exc:  # incl. GeneratorExit and a script's own subclasses
-            line = _script_line(exc)
-            where = f" (line {line})" if line else ""
-            return self._result(error={
+            return self._result(error={  # the line is a field, never in the message
                 "type": "script_error",
-                "message": f"{_type_name(exc)}: {_text(exc)}{where}{self._tools_hint(exc)}",
-                "exception": _type_name(exc), "line": line,
+                "message": f"{_type_name(exc)}: {_text(exc)}{self._tools_hint(exc)}",
+                "exception": _type_name(exc), "line": _script_line(exc),
             }, labelled=exc)
 
     def _tools_hint(self, exc: BaseException) -> str:

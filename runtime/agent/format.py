@@ -37,20 +37,32 @@ def cap(text: str, max_chars: int) -> str:
     )
 
 
-def format_error(error: ErrorLike | None, line: int | None = None) -> str:
-    """``error: TYPE: message (line N)``."""
+def format_error(error: ErrorLike | None) -> str:
+    """``error: TYPE: message (line N)``, or ``(line N, column C)`` for a syntax error.
+
+    The location has one owner, the error's structured ``line`` (and ``column``)
+    fields: no message of the sandbox names its line, so it is added here, once.
+    """
     if error is None:
         return "error: unknown error"
-    # The sandbox's messages often name the line already ("... (line 3)").
-    where = f" (line {line})" if line and f"(line {line}" not in error.message else ""
-    return f"error: {error.type}: {error.message}{where}"
+    return f"error: {error.type}: {error.message}{_location(error)}"
+
+
+def _location(error: ErrorLike) -> str:
+    line = error.line
+    if line is None:
+        return ""
+    column = error.details.get("column")
+    if isinstance(column, int) and not isinstance(column, bool):
+        return f" (line {line}, column {column})"
+    return f" (line {line})"
 
 
 def format_run_result(result: RunResultLike, max_chars: int) -> tuple[str, bool]:
     """The model's view of a script run: ``(text, is_error)``."""
     parts: list[str] = []
     if not result.ok:
-        parts.append(format_error(result.error, getattr(result.error, "line", None)))
+        parts.append(format_error(result.error))
     if result.stdout:
         parts.append("printed:\n" + result.stdout.rstrip("\n"))
         if result.stdout_truncated:

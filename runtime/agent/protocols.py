@@ -23,12 +23,17 @@ __all__ = [
 
 
 class ErrorLike(Protocol):
-    """A structured error: a stable ``type`` string and a ``message``."""
+    """A structured error: a stable ``type`` string, a ``message``, the script
+    ``line`` it points at (if any) and further ``details`` (``column``...)."""
 
     @property
     def type(self) -> str: ...
     @property
     def message(self) -> str: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def details(self) -> dict[str, Any]: ...
 
 
 class ToolCallRecordLike(Protocol):
