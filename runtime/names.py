@@ -47,8 +47,9 @@ BACKEND_NAMES: Final[tuple[str, ...]] = get_args(BackendName)
 
 DEFAULT_BACKEND: Final[BackendName] = "subprocess"
 
-ApprovalMode = Literal["allow", "ask", "deny", "default"]
+ApprovalMode = Literal["allow", "ask", "defer", "deny", "default"]
 """How a config profile or the CLI approves calls: approve all, ask on the
-terminal, deny all, or the runtime's default hook."""
+terminal, defer to a person later (the run pauses), deny all, or the
+runtime's default hook."""
 
 APPROVAL_MODES: Final[tuple[str, ...]] = get_args(ApprovalMode)

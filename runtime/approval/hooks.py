@@ -22,6 +22,9 @@ least permissive; each allows a subset of what the one before it allows:
 * ``default``: every call except calls of tools marked ``requires_approval``;
 * ``ask``: read-only calls of tools not marked ``requires_approval`` without
   asking; every other call is asked at the terminal;
+* ``defer``: read-only calls of tools not marked ``requires_approval``;
+  every other call waits for a person: the run pauses there
+  (:meth:`Decision.defer`) and resumes once decided (``toolscript approvals``);
 * ``deny``: read-only calls of tools not marked ``requires_approval``;
   everything else is denied.
 """
@@ -69,7 +72,7 @@ class Decision:
 
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
 
-MODES = ("allow", "default", "ask", "deny")
+MODES = ("allow", "default", "ask", "defer", "deny")
 """The named approval modes, from the most to the least permissive."""
 
 
@@ -163,6 +166,15 @@ def deny_all(request: ToolCallRequest) -> Decision:
     return Decision.deny("write calls are denied by policy")
 
 
+def defer_all(request: ToolCallRequest) -> Decision:
+    """A hook that allows what :func:`deny_all` allows and defers every other call to a
+    person (the run pauses at it; see :mod:`toolscript.runtime.durable`)."""
+    if request.read_only and not request.requires_approval:
+        return Decision.allow("read-only")
+    why = "requires approval" if request.requires_approval else "is not read-only"
+    return Decision.defer(f"{request.tool} {why}")
+
+
 def check_hook(hook: Any) -> ApprovalHook | None:
     """``hook`` if it can be an approval hook (a callable or ``None``).
 
@@ -177,12 +189,15 @@ def check_hook(hook: Any) -> ApprovalHook | None:
 
 
 def named_policy(name: str) -> ApprovalHook | None:
-    """Resolve the named modes ``allow``, ``default`` and ``deny`` (``ask`` needs a
+    """Resolve the named modes ``allow``, ``default``, ``defer`` and ``deny`` (``ask`` needs a
     terminal: :class:`~toolscript.runtime.approval.prompt.TerminalApproval`)."""
     if name == "allow":
         return allow_all
     if name == "deny":
         return deny_all
+    if name == "defer":
+        return defer_all
     if name == "default":
         return None
-    raise ConfigurationError(f"unknown approval policy {name!r}; use allow, ask, deny or default")
+    raise ConfigurationError(
+        f"unknown approval policy {name!r}; use allow, ask, defer, deny or default")

@@ -89,7 +89,7 @@ def _find(store: Any, pending_id: str) -> tuple[Any, Any, Any]:
 
 # --- commands --------------------------------------------------------------------------
 def _store(args: argparse.Namespace) -> Any:
-    from toolscript.runtime.durable.store import open_store
+    from toolscript.runtime.durable import open_store
 
     return open_store(args.journal)
 

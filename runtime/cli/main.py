@@ -49,6 +49,8 @@ def add_common_runtime_options(parser: argparse.ArgumentParser) -> None:
                         help="approval of tool calls, from the most to the least permissive: "
                         "allow (every call), default (all but tools that require approval), "
                         "ask (read-only calls; every other call is asked at the terminal), "
+                        "defer (read-only calls; at every other call the run pauses until a "
+                        "person decides: toolscript approvals), "
                         "deny (read-only calls of tools that do not require approval); "
                         "default: the profile's, else default")
     parser.add_argument("--timeout", type=float, default=None, metavar="S",
