@@ -7,7 +7,8 @@ drivers, :mod:`.state` for the loop's rules, :mod:`.offer` for modes and
 ``allowed_callers``, :mod:`.executor` for how calls run, :mod:`.output` for
 structured answers, :mod:`.events` for streamed events, :mod:`.settings` for the settings
 groups (``model_settings=``, ``limits=``, ``endpoint=``) and :mod:`.testing`
-for scripted models.
+for scripted models, :mod:`.paused` for runs that wait for a person
+(``result.state``, ``agent.resume(state, decisions)``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .events import (
 from .executor import Step
 from .loop import Agent
 from .offer import CALLERS_ATTRIBUTE, MODES, allowed_callers
+from .paused import AgentState
 from .result import AgentResult, StopReason
 from .settings import AgentLimits, Endpoint, ModelSettings
 
@@ -35,6 +37,7 @@ __all__ = [
     "AgentEvent",
     "AgentLimits",
     "AgentResult",
+    "AgentState",
     "Endpoint",
     "ModelResponded",
     "ModelSettings",

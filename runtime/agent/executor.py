@@ -13,6 +13,11 @@
   exceptions from the session and end the run.
 * Calls the agent answers itself (``final_answer``) are given as
   ``intercept`` handlers and never reach the session.
+* A call that waits for a person (the approval hook answered
+  ``Decision.defer``) gives a *paused* step (``Step.paused``): a script that
+  paused, or a classic call that was deferred, which is then issued again as
+  a one-call script so that it pauses durably (journal, signed continuation)
+  like any script. The driver stops the run there (:mod:`.paused`).
 
 :meth:`TurnExecutor.groups` yields the turn one group at a time (a script, a
 write call, a batch of read-only calls ...): a driver can report each group
@@ -33,7 +38,8 @@ from .format import cap, format_run_result, format_tool_record
 from .offer import Offer
 from .protocols import RunResultLike, SessionLike, ToolCallRecordLike
 
-__all__ = ["Group", "Step", "TurnExecutor", "not_executed"]
+__all__ = ["Group", "Step", "TurnExecutor", "classic_script", "classic_step", "not_executed",
+           "script_step"]
 
 
 @dataclass
@@ -49,6 +55,9 @@ class Step:
         output: the text sent back to the model.
         records: the host tool calls it caused (audited by the core).
         run: the script's result, for ``run_script`` calls that ran.
+        paused: ``""``, or why the step waits for a person: ``"script"`` (the
+            script paused) or ``"classic"`` (a deferred classic call, whose
+            one-call script paused; ``run`` is that script's result).
     """
 
     call_id: str
@@ -59,6 +68,7 @@ class Step:
     output: str
     records: list[ToolCallRecordLike] = field(default_factory=list)
     run: RunResultLike | None = None
+    paused: str = ""
 
     def outcome(self) -> ToolOutcome:
         """The reply for the provider."""
@@ -112,10 +122,10 @@ class TurnExecutor:
             steps.extend(group.run())
         return steps
 
-    def groups(self, calls: list[ToolCall]) -> Iterator[Group]:
+    def groups(self, calls: list[ToolCall], halted_by: str | None = None) -> Iterator[Group]:
         """The turn's calls as groups, in order; run each group before taking the next
-        (a failed script or write turns the rest of the turn into refusals)."""
-        halted_by: str | None = None
+        (a failed script or write turns the rest of the turn into refusals; so does
+        ``halted_by``, the reason given)."""
         i = 0
         while i < len(calls):
             call = calls[i]
@@ -167,10 +177,10 @@ class TurnExecutor:
             )
             return Step(call.id, call.name, call.arguments, False, False, text)
         result = self.session.run(code)
-        text, is_error = format_run_result(result, self.max_script_chars)
-        return Step(
-            call.id, call.name, code, True, not is_error, text, list(result.tool_calls), result
-        )
+        if getattr(result, "status", "") == "paused":
+            return Step(call.id, call.name, code, True, False, "", list(result.tool_calls),
+                        result, paused="script")
+        return script_step(call, code, result, self.max_script_chars)
 
     # ----------------------------------------------------------- direct calls
     def _is_read_only_direct(self, call: ToolCall) -> bool:
@@ -187,14 +197,31 @@ class TurnExecutor:
         return parsed
 
     def _direct(self, call: ToolCall) -> Step:
-        record = self.session.call_tool(call.name, self._arguments(call))
+        args = self._arguments(call)
+        record = self.session.call_tool(call.name, args)
+        if _deferred(record) and isinstance(args, dict):
+            return self._defer_classic(call, args, record)
         return self._step(call, record)
 
     def _read_batch(self, calls: list[ToolCall]) -> list[Step]:
         if len(calls) == 1:
             return [self._direct(calls[0])]
-        records = self.session.call_tools([(c.name, self._arguments(c)) for c in calls])
-        return [self._step(c, r) for c, r in zip(calls, records, strict=True)]
+        arguments = [self._arguments(c) for c in calls]
+        records = self.session.call_tools([(c.name, a) for c, a in zip(calls, arguments,
+                                                                         strict=True)])
+        return [self._defer_classic(c, a, r) if _deferred(r) and isinstance(a, dict)
+                else self._step(c, r) for c, a, r in zip(calls, arguments, records, strict=True)]
+
+    def _defer_classic(self, call: ToolCall, args: dict[str, Any],
+                       record: ToolCallRecordLike) -> Step:
+        """A classic call the approval hook deferred: issued again as a one-call script,
+        which pauses durably (journal, signed continuation) like any script."""
+        result = self.session.run(classic_script(call.name, args))
+        records = [record, *result.tool_calls]
+        if getattr(result, "status", "") == "paused":
+            return Step(call.id, call.name, call.arguments, True, False, "", records, result,
+                        paused="classic")
+        return classic_step(call, result, self.max_tool_chars, records)
 
     def _step(self, call: ToolCall, record: ToolCallRecordLike) -> Step:
         text, is_error = format_tool_record(record, self.max_tool_chars)
@@ -220,6 +247,38 @@ def _one(run: Callable[[ToolCall], Step], call: ToolCall, out: list[Step]) -> li
     step = run(call)
     out.append(step)
     return [step]
+
+
+def _deferred(record: ToolCallRecordLike) -> bool:
+    """The classic call was deferred to a person (it has no journal of its own)."""
+    error = record.error
+    return error is not None and error.type == "paused"
+
+
+def classic_script(name: str, args: dict[str, Any]) -> str:
+    """The one-call script a deferred classic call is issued again as (``args`` are
+    JSON data, so their ``repr`` is a Python literal of the same value)."""
+    return f"{name}(**{args!r})"
+
+
+def script_step(call: ToolCall, code: str, result: RunResultLike, max_chars: int) -> Step:
+    """The step of a ``run_script`` call that ran (or was resumed) to its end."""
+    text, is_error = format_run_result(result, max_chars)
+    return Step(call.id, call.name, code, True, not is_error, text, list(result.tool_calls),
+                result)
+
+
+def classic_step(call: ToolCall, result: RunResultLike, max_chars: int,
+                 records: list[ToolCallRecordLike] | None = None) -> Step:
+    """The step of a classic call run through its one-call script: the reply is the
+    call's own record (as for any classic call)."""
+    calls = list(result.tool_calls)
+    if calls:
+        text, is_error = format_tool_record(calls[-1], max_chars)
+    else:  # the script failed before calling (it cannot, short of an infrastructure error)
+        text, is_error = format_run_result(result, max_chars)
+    return Step(call.id, call.name, call.arguments, True, not is_error, text,
+                list(records if records is not None else calls), result)
 
 
 def not_executed(call: ToolCall, reason: str) -> Step:

@@ -38,7 +38,7 @@ from ..providers import (
     make_provider,
     split_model,
 )
-from ..providers.base import Message, ModelTurn, ToolChoice, normalize_tool_choice
+from ..providers.base import Message, ModelTurn, ToolCall, ToolChoice, normalize_tool_choice
 from ..providers.errors import ModelResponseError
 from .events import (
     AgentEvent,
@@ -50,13 +50,14 @@ from .events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from .executor import Group, Step
+from .executor import Group, Step, classic_step, script_step
 from .offer import MODES, Offer, build_offer
 from .output import OutputSpec
+from .paused import AgentState, PausedStep
 from .protocols import RuntimeLike, SessionLike
 from .result import AgentResult
 from .settings import AgentLimits, Endpoint, ModelSettings, check_model_settings
-from .state import RunState
+from .state import RunState, step_of
 from .tracing import ModelCallEvents, NoTrace, RunTrace
 
 __all__ = ["Agent"]
@@ -348,35 +349,196 @@ class Agent:
                 yield ScriptStarted(probe.call_id, str(code))
                 yield ScriptFinished(probe.call_id, probe.ok, probe.output,
                                      list(probe.records), probe)
-            while state.result is None:
-                request = state.request()
-                turn_no = state.turn_no + 1
-                with trace.chat(request, turn_no, state.messages) as record_turn:
-                    answer = yield _AskModel(list(state.messages), request, streaming, turn_no)
-                    turn = _checked(answer, self.provider)
-                    record_turn(turn)
-                calls = state.on_turn(turn)
-                yield ModelResponded(state.turn_no, turn.text, list(turn.tool_calls), turn.usage)
-                if not calls:
-                    continue
-                steps: list[Step] = []
-                for group in state.executor.groups(calls):
-                    yield from _started(group)
-                    with trace.group(group) as record_steps:
-                        done: list[Step] = yield _RunGroup(group)
-                        record_steps(done)
-                    steps.extend(done)
-                    yield from _finished(group, done)
-                state.after_tools(turn, steps)
+            yield from self._turns(state, trace, streaming)
         except BaseException as exc:
             trace.end(state.result, exc)
             raise
         trace.end(state.result)
         yield RunFinished(state.result)
 
-    def _drive(self, state: RunState, streaming: bool) -> Iterator[AgentEvent]:
-        """Carry out :meth:`_plan` with blocking I/O."""
-        steps = _Stepper(self._plan(state, streaming))
+    def _turns(self, state: RunState, trace: RunTrace, streaming: bool) -> Plan:
+        """Model turns and their calls until the run has its result (an answer, or a
+        pause)."""
+        while state.result is None:
+            request = state.request()
+            turn_no = state.turn_no + 1
+            with trace.chat(request, turn_no, state.messages) as record_turn:
+                answer = yield _AskModel(list(state.messages), request, streaming, turn_no)
+                turn = _checked(answer, self.provider)
+                record_turn(turn)
+            calls = state.on_turn(turn)
+            yield ModelResponded(state.turn_no, turn.text, list(turn.tool_calls), turn.usage)
+            if calls:
+                yield from self._answer(state, trace, turn, calls, [])
+
+    def _answer(self, state: RunState, trace: RunTrace, turn: ModelTurn, calls: list[ToolCall],
+                steps: list[Step], halted_by: str | None = None) -> Plan:
+        """Run ``calls`` (the rest of ``turn``; ``steps``: its calls answered so far)
+        group by group; send the replies back, or pause the run at a call that
+        waits for a person."""
+        taken = 0
+        for group in state.executor.groups(calls, halted_by):
+            yield from _started(group)
+            with trace.group(group) as record_steps:
+                done: list[Step] = yield _RunGroup(group)
+                record_steps(done)
+            taken += len(group.calls)
+            steps.extend(done)
+            yield from _finished(group, done)
+            if any(step.paused for step in done):
+                state.pause(turn, steps, calls[taken:])
+                return
+        state.after_tools(turn, steps)
+
+    # --- resume (durable approvals) --------------------------------------------------
+    def resume(
+        self,
+        state: AgentState | dict[str, Any] | str,
+        decisions: Mapping[str, Any],
+        *,
+        session: SessionLike | None = None,
+    ) -> AgentResult:
+        """Continue a paused run (``result.status == "paused"``) once its calls are
+        decided: ``decisions`` maps every id of ``result.pending`` to
+        ``Decision.allow()`` or ``Decision.deny(reason)``.
+
+        ``state`` is ``result.state`` (an :class:`~.paused.AgentState`, its dict or
+        its JSON), from this process or a stored one. Each paused call resumes
+        through :meth:`Runtime.resume <toolscript.Runtime.resume>` (the calls its
+        script made before the pause are answered from the journal, never run
+        again); the rest of the turn runs, the replies go to the model, and the
+        conversation goes on — to an answer or to the next pause.
+
+        ``session``: the paused run's own session, to keep its variables (same
+        process); by default a new session under the paused run's session id:
+        variables of earlier scripts are gone then, as after any restart.
+
+        Raises:
+            ContinuationError: a continuation was refused (tampered, expired,
+                already resumed, other tools or approval configuration, a
+                decision missing).
+            ConfigurationError: the state is not a paused run's, or of another provider.
+            ModelEndpointError, AgentOutputError, ToolscriptError: as :meth:`run`.
+        """
+        saved = self._saved(state)
+        result: AgentResult | None = None
+        for event in self._resumed_events(saved, decisions, session, streaming=False):
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        return result
+
+    def _saved(self, state: AgentState | dict[str, Any] | str) -> AgentState:
+        saved = AgentState.coerce(state)
+        if saved.provider != self.provider.name:
+            raise ConfigurationError(
+                f"the paused run speaks {saved.provider!r}, this agent {self.provider.name!r}: "
+                "resume it with an agent of the same provider")
+        return saved
+
+    def _resumed_events(self, saved: AgentState, decisions: Mapping[str, Any],
+                        session: SessionLike | None, *, streaming: bool
+                        ) -> Iterator[AgentEvent]:
+        if session is None:
+            with self.runtime.session() as fresh:
+                _adopt_session_id(fresh, saved)
+                yield from self._resumed_events(saved, decisions, fresh, streaming=streaming)
+            return
+        previous = _tag(session)
+        try:
+            yield from self._drive(self._resume_state(saved, session), streaming,
+                                   _Resuming(saved, dict(decisions)))
+        finally:
+            _untag(session, previous)
+
+    async def resume_async(
+        self,
+        state: AgentState | dict[str, Any] | str,
+        decisions: Mapping[str, Any],
+        *,
+        session: SessionLike | None = None,
+    ) -> AgentResult:
+        """:meth:`resume` for async code (model requests through the async client)."""
+        saved = self._saved(state)
+        fresh = session is None
+        if session is None:
+            session = await offload(self.runtime.session)
+            _adopt_session_id(session, saved)
+        assert session is not None
+        previous = _tag(session)
+        result: AgentResult | None = None
+        try:
+            async for event in self._drive_async(self._resume_state(saved, session), False,
+                                                 _Resuming(saved, dict(decisions))):
+                if isinstance(event, RunFinished):
+                    result = event.result
+        finally:
+            _untag(session, previous)
+            if fresh:
+                await offload(getattr(session, "close"))  # noqa: B009
+        assert result is not None
+        return result
+
+    def _resume_state(self, saved: AgentState, session: SessionLike) -> RunState:
+        state = RunState(self, saved.prompt, session)
+        state.restore(saved)
+        return state
+
+    def _resume_plan(self, state: RunState, resuming: _Resuming) -> Plan:
+        """The paused turn: resume each paused call, run the rest of the turn, go on."""
+        saved = resuming.saved
+        trace = self._trace(state.session)
+        trace.start(saved.prompt)
+        try:
+            calls = [AgentState.call_of(c) for c in saved.turn_calls]
+            turn = ModelTurn(text=saved.turn_text, tool_calls=calls,
+                             history=list(saved.turn_history))
+            answered = {d["call_id"]: step_of(d) for d in saved.done}
+            halted_by: str | None = None
+            for paused in saved.paused:
+                ids = [str(p["id"]) for p in paused.pending]
+                chosen = {pid: resuming.decisions[pid] for pid in ids
+                          if pid in resuming.decisions}
+                result = yield _Resume(paused.continuation, chosen)
+                step = self._resumed_step(paused, result)
+                answered[paused.call_id] = step
+                kind = "script" if paused.kind == "script" else "write"
+                yield from _finished(Group([AgentState.call_of(
+                    {"id": paused.call_id, "name": paused.name,
+                     "arguments": paused.arguments})], kind, list), [step])
+                if not step.ok and not step.paused and halted_by is None:
+                    halted_by = (f"the earlier run_script call {paused.call_id} failed"
+                                 if paused.kind == "script" else
+                                 f"the earlier write call {paused.name} ({paused.call_id}) failed")
+            steps = [answered[c.id] for c in calls if c.id in answered]
+            remaining = [AgentState.call_of(c) for c in saved.remaining]
+            if any(step.paused for step in steps):
+                state.pause(turn, steps, remaining)
+            else:
+                yield from self._answer(state, trace, turn, remaining, steps, halted_by)
+            yield from self._turns(state, trace, False)
+        except BaseException as exc:
+            trace.end(state.result, exc)
+            raise
+        trace.end(state.result)
+        yield RunFinished(state.result)
+
+    def _resumed_step(self, paused: PausedStep, result: Any) -> Step:
+        call = AgentState.call_of({"id": paused.call_id, "name": paused.name,
+                                   "arguments": paused.arguments})
+        if getattr(result, "status", "") == "paused":
+            return Step(call.id, call.name, paused.arguments, True, False, "",
+                        list(result.tool_calls), result, paused=paused.kind)
+        if paused.kind == "script":
+            return script_step(call, str(paused.arguments), result, self.limits.max_result_chars)
+        return classic_step(call, result, self.limits.max_tool_result_chars)
+
+    def _drive(self, state: RunState, streaming: bool,
+               resuming: _Resuming | None = None) -> Iterator[AgentEvent]:
+        """Carry out :meth:`_plan` (or :meth:`_resume_plan`) with blocking I/O."""
+        plan = (self._plan(state, streaming) if resuming is None
+                else self._resume_plan(state, resuming))
+        steps = _Stepper(plan)
         with closing(steps.plan):
             for item in steps:
                 if not isinstance(item, _EFFECTS):
@@ -385,6 +547,8 @@ class Agent:
                 try:
                     if isinstance(item, _RunScript):
                         steps.outcome = state.session.run(item.code)
+                    elif isinstance(item, _Resume):
+                        steps.outcome = _runtime_resume(self.runtime, item, state.session)
                     elif isinstance(item, _RunGroup):
                         steps.outcome = item.group.run()
                     elif item.streaming:  # _AskModel from here on
@@ -452,10 +616,13 @@ class Agent:
             if fresh:
                 await offload(getattr(session, "close"))  # noqa: B009
 
-    async def _drive_async(self, state: RunState, streaming: bool) -> AsyncIterator[AgentEvent]:
-        """Carry out :meth:`_plan` on the event loop: model requests through the
-        async client, sandbox I/O in a worker thread."""
-        steps = _Stepper(self._plan(state, streaming))
+    async def _drive_async(self, state: RunState, streaming: bool,
+                           resuming: _Resuming | None = None) -> AsyncIterator[AgentEvent]:
+        """Carry out :meth:`_plan` (or :meth:`_resume_plan`) on the event loop: model
+        requests through the async client, sandbox I/O in a worker thread."""
+        plan = (self._plan(state, streaming) if resuming is None
+                else self._resume_plan(state, resuming))
+        steps = _Stepper(plan)
         with closing(steps.plan):
             for item in steps:
                 if not isinstance(item, _EFFECTS):
@@ -464,6 +631,9 @@ class Agent:
                 try:
                     if isinstance(item, _RunScript):
                         steps.outcome = await stoppable(state.session.run, item.code)
+                    elif isinstance(item, _Resume):
+                        steps.outcome = await stoppable(_runtime_resume, self.runtime, item,
+                                                        state.session)
                     elif isinstance(item, _RunGroup):
                         steps.outcome = await stoppable(item.group.run)
                     elif item.streaming:  # _AskModel from here on
@@ -514,9 +684,41 @@ class _RunGroup:
     group: Group
 
 
-_Effect = _RunScript | _AskModel | _RunGroup
+@dataclass(frozen=True, slots=True)
+class _Resume:
+    """Resume one paused call (``runtime.resume``); the outcome is its ``RunResult``."""
+
+    continuation: str
+    decisions: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Resuming:
+    """What :meth:`Agent._resume_plan` continues: the saved state and the decisions."""
+
+    saved: AgentState
+    decisions: dict[str, Any]
+
+
+_Effect = _RunScript | _AskModel | _RunGroup | _Resume
 """Something :meth:`Agent._plan` needs done; the driver does it, sync or async."""
-_EFFECTS = (_RunScript, _AskModel, _RunGroup)
+_EFFECTS = (_RunScript, _AskModel, _RunGroup, _Resume)
+
+
+def _runtime_resume(runtime: Any, item: _Resume, session: SessionLike) -> Any:
+    """``runtime.resume(continuation, decisions, session=session)``."""
+    resume = getattr(runtime, "resume", None)
+    if not callable(resume):
+        raise ConfigurationError("this runtime cannot resume paused runs (no resume())")
+    return resume(item.continuation, item.decisions, session=session)
+
+
+def _adopt_session_id(session: Any, saved: AgentState) -> None:
+    """A new session takes the paused run's session id (its continuations are bound
+    to it)."""
+    ids = {p.session_id for p in saved.paused if p.session_id}
+    if len(ids) == 1 and hasattr(session, "id"):
+        session.id = ids.pop()
 
 Plan = Generator["AgentEvent | _Effect", Any, None]
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from ..providers.base import Usage
 from .executor import Step
+from .paused import AgentState
 from .protocols import ToolCallRecordLike
 
 __all__ = ["AgentResult", "StopReason"]
@@ -31,6 +32,13 @@ class AgentResult:
         output: the checked structured answer (``output_type``), else ``None``.
         provider: the name of the provider whose message format ``messages`` use.
         history_length: how many of ``messages`` came from ``message_history``.
+        status: ``"done"``, or ``"paused"``: a call waits for a person (an approval
+            hook answered ``Decision.defer``); ``answer`` is empty then.
+        pending: the calls that wait (:class:`~toolscript.runtime.durable.PendingCall`),
+            when paused.
+        state: what ``agent.resume(state, decisions)`` continues (JSON data:
+            :meth:`AgentState.to_json <toolscript.runtime.agent.paused.AgentState.to_json>`),
+            when paused.
     """
 
     answer: str
@@ -43,6 +51,14 @@ class AgentResult:
     output: Any = None
     provider: str = ""
     history_length: int = 0
+    status: str = "done"
+    pending: list[Any] = field(default_factory=list)
+    state: AgentState | None = None
+
+    @property
+    def paused(self) -> bool:
+        """True when the run waits for a person (see ``state``)."""
+        return self.status == "paused"
 
     def all_messages(self) -> list[dict[str, Any]]:
         """The whole conversation (pass it as ``message_history`` to continue)."""

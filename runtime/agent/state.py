@@ -16,6 +16,7 @@ a later ``message_history``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -29,6 +30,7 @@ from .executor import Step, TurnExecutor, not_executed
 from .format import to_json
 from .history import bound_names, earlier_scripts, parse_probe, probe_script
 from .output import OutputInvalid
+from .paused import AgentState, PausedStep
 from .protocols import RunResultLike, SessionLike, ToolCallRecordLike
 from .result import AgentResult, StopReason
 
@@ -212,6 +214,46 @@ class RunState:
             return prompts.FINAL_OUTPUT_REQUEST
         return prompts.FINAL_ANSWER_REQUEST
 
+    # --- pauses (durable approvals) -----------------------------------------------------
+    def pause(self, turn: ModelTurn, steps: list[Step], remaining: list[ToolCall]) -> None:
+        """End the run paused: some of ``steps`` (the turn's calls answered or paused so
+        far, in call order) wait for a person; ``remaining`` have not run."""
+        waiting = [s for s in steps if s.paused]
+        pending = [p for s in waiting for p in getattr(s.run, "pending", None) or []]
+        session_id = str(getattr(self.session, "id", ""))
+        saved = AgentState(
+            provider=self.provider.name, model=str(self.agent.model), mode=self.agent.mode,
+            prompt=self.prompt, messages=list(self.messages),
+            history_length=len(self.history), turn_no=self.turn_no,
+            usage=dataclasses.asdict(self.usage), turn_text=turn.text,
+            turn_calls=[AgentState.call_dict(c) for c in turn.tool_calls],
+            turn_history=list(turn.history),
+            done=[step_dict(s) for s in steps if not s.paused],
+            paused=[PausedStep(s.call_id, s.name, s.arguments, s.paused,
+                               str(getattr(s.run, "continuation", "") or ""),
+                               [p.to_dict() for p in getattr(s.run, "pending", None) or []],
+                               session_id) for s in waiting],
+            remaining=[AgentState.call_dict(c) for c in remaining],
+            earlier_steps=[step_dict(s) for s in self.steps],
+        )
+        for step in steps:
+            self.records.extend(step.records)
+        self.steps.extend(steps)
+        self._finish("")
+        assert self.result is not None
+        self.result.status = "paused"
+        self.result.pending = pending
+        self.result.state = saved
+
+    def restore(self, saved: AgentState) -> None:
+        """Take over the conversation and counts of a paused run (before resuming it)."""
+        self.messages = list(saved.messages)
+        self.history = self.messages[: saved.history_length]
+        self.turn_no = saved.turn_no
+        self.usage = saved.usage_object()
+        self.steps = [step_of(d) for d in saved.earlier_steps]
+        self.forced = None
+
     # --- the end -----------------------------------------------------------------------
     def _answer_unrun(self, turn: ModelTurn, reason: str, accepted: Step | None = None) -> None:
         """Reply to every call of ``turn`` that will not run (the conversation stays
@@ -247,3 +289,15 @@ class RunState:
         if budget is not None and self.usage.total_tokens >= budget:
             return "token_budget"
         return None
+
+
+def step_dict(step: Step) -> dict[str, Any]:
+    """A step as JSON data (its records and run result stay behind)."""
+    return {"call_id": step.call_id, "name": step.name, "arguments": step.arguments,
+            "executed": step.executed, "ok": step.ok, "output": step.output}
+
+
+def step_of(data: dict[str, Any]) -> Step:
+    """The inverse of :func:`step_dict` (without records)."""
+    return Step(str(data["call_id"]), str(data["name"]), data.get("arguments"),
+                bool(data.get("executed")), bool(data.get("ok")), str(data.get("output", "")))
