@@ -26,7 +26,6 @@ from .defaults import (
 )
 from .guards import AbortState, Guards, SandboxAbort
 from .modules import DEFAULT_MODULES, ModuleTable
-from .provenance import Provenance
 from .policy import (
     ASYNC_VALUE_NAME,
     SCRIPT_FILENAME,
@@ -34,6 +33,7 @@ from .policy import (
     SyntaxProblem,
     compile_script,
 )
+from .provenance import Provenance
 from .toolcalls import SCRIPT_EXCEPTIONS, HostLink, ToolCaller, ToolError, ToolStub, error_label
 
 _GUARD_NAMES = frozenset({"__builtins__", "__name__", "_getattr_", "_write_", "_write_private_",

@@ -147,6 +147,14 @@ CLASSES: tuple[Capability, ...] = tuple(
              "the stub of a tool: calling it sends {tool, args} to the host; type(tool) "
              "is a stand-in shown as 'tool', so no script builds a stub with its own "
              "callback", "tool")
+    + _group("interpreter", REAL,
+             "provenance boxes (labels on, issue 27): a labelled str/int/float/bytes, a bool "
+             "(an int printing as True/False), a None; subclasses with no member of their "
+             "own beyond printing; the label lives in the interpreter's table, never on "
+             "the object, so constructing one makes an unlabelled value",
+             "toolscript.sandbox.provenance.LStr toolscript.sandbox.provenance.LInt "
+             "toolscript.sandbox.provenance.LFloat toolscript.sandbox.provenance.LBytes "
+             "toolscript.sandbox.provenance.LBool toolscript.sandbox.provenance.LNone")
     + _group("interpreter", FACADE,
              "what a script's __exit__ receives in place of a live traceback (which leads "
              "to frames): true, with nothing to read",

@@ -172,8 +172,8 @@ class ProvenanceTransform(ast.NodeTransformer):
             keywords.append(keyword)
         call = ast.Call(func=ast.Name("_pv_call_", ast.Load()), args=[func, *args],
                         keywords=keywords)
-        copy_locations(call, node)  # type: ignore[arg-type]
-        copy_locations(call.func, node)  # type: ignore[arg-type]
+        copy_locations(call, node)
+        copy_locations(call.func, node)
         return call
 
     def visit_Starred(self, node: ast.Starred) -> Any:
@@ -207,10 +207,10 @@ class ProvenanceTransform(ast.NodeTransformer):
         target = node.target
         if isinstance(target, ast.Name):
             load = ast.Name(target.id, ast.Load())
-            copy_locations(load, target)  # type: ignore[arg-type]
+            copy_locations(load, target)
             assign = ast.Assign(targets=[target],
                                 value=_helper("_pv_bin_", [index, load, node.value], node))
-            copy_locations(assign, node)  # type: ignore[arg-type]
+            copy_locations(assign, node)
             return assign
         if isinstance(target, ast.Attribute):
             args = [index, target.value, _const(target.attr, node), node.value,
@@ -220,7 +220,7 @@ class ProvenanceTransform(ast.NodeTransformer):
             args = [index, target.value, self._key(target.slice), node.value,
                     _const(False, node)]
         statement = ast.Expr(_helper("_pv_aug_", args, node))
-        copy_locations(statement, node)  # type: ignore[arg-type]
+        copy_locations(statement, node)
         return statement
 
     # --- control flow -------------------------------------------------------------
@@ -259,7 +259,7 @@ class ProvenanceTransform(ast.NodeTransformer):
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
         self.generic_visit(node)
         check = ast.Expr(_helper("_pv_exc_", [], node))
-        copy_locations(check, node)  # type: ignore[arg-type]
+        copy_locations(check, node)
         node.body.insert(1 if node.body else 0, check)
         return node
 

@@ -121,12 +121,13 @@ SUMMARIES: list[str] = []
 
 
 def crawl(backend: str, backend_options: dict[str, Any],
-          modules: Iterable[str] = DEFAULT_MODULES) -> CrawlReport:
+          modules: Iterable[str] = DEFAULT_MODULES, **runtime_options: Any) -> CrawlReport:
     """Run the crawler on ``backend`` (scripts may import ``modules``, and the crawler
-    imports them all) and judge what it reached."""
+    imports them all; ``runtime_options`` go to the Runtime, e.g. ``provenance=``)
+    and judge what it reached."""
     modules = tuple(modules)
     runtime = Runtime(tools=CRAWL_TOOLS, backend=backend, limits=RUN_LIMITS,
-                      backend_options=backend_options, modules=modules)
+                      backend_options=backend_options, modules=modules, **runtime_options)
     try:
         result = runtime.run(crawler_source(modules))
     finally:

@@ -86,6 +86,23 @@ def hinted_read_only(hints: Any) -> bool:
     return hints.read_only_hint is True and hints.destructive_hint is not True
 
 
+def hinted_returns(remote: Any) -> str | None:
+    """What a tool's MCP metadata says about its results' provenance (issue 27):
+    ``_meta`` ``{"toolscript/returns": "trusted" | "untrusted"}`` (or ``"trust"``)
+    first, then ``openWorldHint``: an open-world tool's results are untrusted; a
+    tool marked ``openWorldHint: false`` is left to the runtime's config (None)."""
+    meta = getattr(remote, "meta", None)
+    if isinstance(meta, Mapping):
+        for key in ("toolscript/returns", "trust", "returns"):
+            value = meta.get(key)
+            if value in ("trusted", "untrusted"):
+                return str(value)
+    hints = getattr(remote, "annotations", None)
+    if hints is not None and getattr(hints, "open_world_hint", None) is True:
+        return "untrusted"
+    return None
+
+
 def _is_result_wrapper(schema: Mapping[str, Any] | None) -> bool:
     if not isinstance(schema, Mapping):
         return False
@@ -405,6 +422,7 @@ class MCPToolSource:
             requires_approval=tightened(self._requires_approval, names, not read_only, ask),
             timeout_s=self._timeout_s,
             blocking=True,  # a request to another process: a hung server must not end the run
+            returns=hinted_returns(remote),  # type: ignore[arg-type]
         )
 
     def _connected(self) -> MCPConnection:
