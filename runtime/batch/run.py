@@ -25,6 +25,14 @@ Example::
                            concurrency=4, out="results.jsonl", resume=True)
     print(report.summary.render())
 
+Durable approvals: an item whose run pauses (its approval hook answered
+``Decision.defer``, e.g. ``--approve defer``) is recorded with ``status``
+``"paused"``, its pending calls and its continuation; the rest of the batch goes
+on. Once a person decided its calls (``toolscript approvals``), a run with
+``resume=True`` resumes it (:func:`resume_item`: its calls before the pause are
+answered from the journal) instead of running it again; an item still waiting
+stays paused.
+
 Items are distributed by an :class:`ItemExecutor`: :class:`LocalExecutor`
 (threads over one Runtime) by default, or a Dask cluster
 (:mod:`toolscript.runtime.batch.distributed`).
@@ -68,9 +76,11 @@ __all__ = [
     "ItemExecutor",
     "ItemOptions",
     "LocalExecutor",
+    "PausedItem",
     "RuntimeSpec",
     "bind_source",
     "read_jsonl_items",
+    "resume_item",
     "run_batch",
     "run_item",
 ]
@@ -114,6 +124,7 @@ def _record(
     started: float,
     result: RunResult | None = None,
     error: dict[str, Any] | None = None,
+    session_id: str = "",
 ) -> dict[str, Any]:
     record: dict[str, Any] = {"index": index}
     if options.include_item:
@@ -121,6 +132,7 @@ def _record(
     if result is not None:
         calls = result.tool_calls
         record.update(
+            status=getattr(result, "status", "ok" if result.ok else "error"),
             ok=result.ok,
             value=result.value,
             stdout=result.stdout,
@@ -130,9 +142,14 @@ def _record(
         )
         if options.full_tool_calls:
             record["calls"] = [c.to_dict() for c in calls]
+        if record["status"] == "paused":
+            record.update(pending=[p.to_dict() for p in getattr(result, "pending", [])],
+                          continuation=getattr(result, "continuation", None),
+                          run_id=result.run_id, session_id=session_id)
     else:
         record.update(
-            ok=False, value=None, stdout="", error=error, tool_calls=0, tool_call_errors=0
+            status="error", ok=False, value=None, stdout="", error=error, tool_calls=0,
+            tool_call_errors=0
         )
     record["duration_s"] = round(time.perf_counter() - started, 6)
     return record
@@ -148,6 +165,8 @@ def run_item(
     typed ``error``.
     """
     started = time.perf_counter()
+    if isinstance(item, PausedItem):
+        return resume_item(runtime, index, item, options)
     if isinstance(item, InvalidItem):
         return _record(
             index,
@@ -179,6 +198,7 @@ def run_item(
                     error=_error("invalid_item", f"cannot bind the item: {message}"),
                 )
             result = session.run(script)
+            session_id = str(session.id)
     except ApprovalRequired as exc:
         return _record(index, item, options, started, error=_error("approval_required", str(exc)))
     except ToolscriptError as exc:
@@ -201,7 +221,57 @@ def run_item(
                 "host_exception", f"{type(exc).__name__}: {exc}", exception=type(exc).__name__
             ),
         )
-    return _record(index, item, options, started, result=result)
+    return _record(index, item, options, started, result=result, session_id=session_id)
+
+
+@dataclass(frozen=True)
+class PausedItem:
+    """An item whose earlier run paused, handed to :func:`run_item` to resume.
+
+    Attributes:
+        item: the item (JSON data).
+        record: its paused result record (``pending``, ``continuation``,
+            ``run_id``, ``session_id``).
+    """
+
+    item: Any
+    record: dict[str, Any]
+
+
+def resume_item(runtime: Runtime, index: int, paused: PausedItem,
+                options: ItemOptions = ItemOptions()) -> dict[str, Any]:
+    """Resume a paused item once every one of its pending calls is decided (in the
+    runtime's journal store); else its record stays as it was (still paused).
+
+    The item is bound again in a session under the paused run's session id, then
+    :meth:`Runtime.resume <toolscript.Runtime.resume>` runs the script there:
+    the calls it made before the pause are answered from the journal.
+    """
+    started = time.perf_counter()
+    record, item = paused.record, paused.item
+    pending = [str(p.get("id")) for p in record.get("pending") or []]
+    try:
+        decisions = runtime.durability.store.decisions(str(record.get("run_id")))
+        if not pending or any(pid not in decisions for pid in pending):
+            return dict(record)
+        with runtime.session() as session:
+            session.id = str(record.get("session_id") or session.id)
+            bound = session.run(bind_source(options.item_var, item))
+            if not bound.ok:
+                message = bound.error.message if bound.error else "unknown error"
+                return _record(index, item, options, started,
+                               error=_error("invalid_item", f"cannot bind the item: {message}"))
+            result = runtime.resume(str(record.get("continuation")),
+                                    {pid: decisions[pid] for pid in pending}, session=session)
+            session_id = str(session.id)
+    except ToolscriptError as exc:
+        return _record(index, item, options, started, error=_error(
+            "resume_refused" if type(exc).__name__ == "ContinuationError" else "infrastructure",
+            f"{type(exc).__name__}: {exc}", exception=type(exc).__name__))
+    except Exception as exc:
+        return _record(index, item, options, started, error=_error(
+            "host_exception", f"{type(exc).__name__}: {exc}", exception=type(exc).__name__))
+    return _record(index, item, options, started, result=result, session_id=session_id)
 
 
 # --- runtimes from a spec (CLI, Dask workers) ----------------------------------------
@@ -230,7 +300,7 @@ class RuntimeSpec:
         if self.approve == "ask":
             raise ConfigurationError(
                 "batch jobs cannot ask at the terminal for each call: use "
-                "--approve allow, deny or default"
+                "--approve allow, defer, deny or default"
             )
         tools = [t for spec in self.tools for t in load_tools(spec)]
         return Runtime(
@@ -501,7 +571,9 @@ class _Loop:
                 return
             sha = item_sha(item if not isinstance(item, InvalidItem) else item.text)
             if store is not None:
-                if store.is_done(index, sha):
+                if store.is_done(index, sha) and index in store.paused:
+                    item = PausedItem(item, store.paused[index])  # resumed once decided
+                elif store.is_done(index, sha):
                     error_type = store.failed.get(index)
                     if error_type is None or not self.retry(error_type):
                         summary.skipped += 1

@@ -111,7 +111,8 @@ class BatchStore:
 
     After :meth:`open`: :attr:`done` (finished items: index -> fingerprint),
     :attr:`failed` (finished items whose latest result is an error: index ->
-    error type), :attr:`in_doubt` (items that started and never finished),
+    error type), :attr:`paused` (items whose latest run paused, waiting for a
+    person: index -> that record), :attr:`in_doubt` (items that started and never finished),
     :attr:`last_stop` (why the last run stopped early, if it was asked to).
     """
 
@@ -131,6 +132,7 @@ class BatchStore:
         self.durable = durable
         self.done: dict[int, str | None] = {}
         self.failed: dict[int, str] = {}
+        self.paused: dict[int, dict[str, Any]] = {}
         self.in_doubt: list[int] = []
         self.last_stop: str | None = None
         self._attempts: dict[int, int] = {}
@@ -223,11 +225,19 @@ class BatchStore:
                 self.done.setdefault(index, None)
                 if self._running.get(index) == attempt:
                     del self._running[index]
-            if record.get("ok"):
-                self.failed.pop(index, None)
-            else:
-                self.failed[index] = str((record.get("error") or {}).get("type", "error"))
+            self._note(index, record)
         return adopted
+
+    def _note(self, index: int, record: dict[str, Any]) -> None:
+        """Keep the latest outcome of an item: ok, failed (by error type) or paused."""
+        self.paused.pop(index, None)
+        if record.get("ok"):
+            self.failed.pop(index, None)
+        elif record.get("status") == "paused":
+            self.failed.pop(index, None)
+            self.paused[index] = record
+        else:
+            self.failed[index] = str((record.get("error") or {}).get("type", "error"))
 
     # --- use ---------------------------------------------------------------------
     def is_done(self, index: int, sha: str) -> bool:
@@ -276,10 +286,7 @@ class BatchStore:
         self._append(self._ckpt_fd, entry, sync=False)
         self._result_lines[index] += 1
         self.done[index] = sha
-        if record.get("ok"):
-            self.failed.pop(index, None)
-        else:
-            self.failed[index] = str((record.get("error") or {}).get("type", "error"))
+        self._note(index, record)
 
     def stopping(self, reason: str) -> None:
         """Note in the checkpoint that a stop was asked for (``reason``: e.g. the signal)."""

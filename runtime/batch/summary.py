@@ -33,6 +33,8 @@ class BatchSummary:
             by this one (their write tools may have run twice).
         abandoned: items this run left running when told to abandon them; they
             have no result and run again on resume.
+        paused: items whose run paused at a call that waits for a person (recorded
+            with ``status: "paused"``; once decided, ``--resume`` resumes them).
     """
 
     total: int | None = None
@@ -49,21 +51,25 @@ class BatchSummary:
     failed_before: int = 0
     rerun_in_doubt: list[int] = field(default_factory=list)
     abandoned: list[int] = field(default_factory=list)
+    paused: int = 0
 
     @property
     def finished(self) -> int:
-        """Items finished by this run."""
-        return self.ok + self.failed
+        """Items finished (or paused) by this run."""
+        return self.ok + self.failed + self.paused
 
     @property
     def all_ok(self) -> bool:
         """Every item of the batch has finished, and none has an error as its result."""
-        return not self.interrupted and self.failed == 0 and self.failed_before == 0
+        return (not self.interrupted and self.failed == 0 and self.failed_before == 0
+                and self.paused == 0)
 
     def add(self, record: dict[str, Any]) -> None:
         """Count one item's record."""
         if record.get("ok"):
             self.ok += 1
+        elif record.get("status") == "paused":
+            self.paused += 1
         else:
             self.failed += 1
             error = record.get("error") or {}
@@ -88,6 +94,7 @@ class BatchSummary:
             "failed_before": self.failed_before,
             "rerun_in_doubt": list(self.rerun_in_doubt),
             "abandoned": list(self.abandoned),
+            "paused": self.paused,
         }
 
     def render(self) -> str:
@@ -99,6 +106,7 @@ class BatchSummary:
         lines = [
             f"{state}: {self.finished} item(s) in {self.elapsed_s:.1f} s ({rate:.1f} items/s): "
             f"{self.ok} ok, {self.failed} failed"
+            + (f", {self.paused} paused" if self.paused else "")
             + (f" ({self.retried} of them retried)" if self.retried else "")
             + (f", {self.skipped} already done before" if self.skipped else ""),
             f"tool calls: {self.tool_calls} ({self.tool_call_errors} failed)",
@@ -119,6 +127,11 @@ class BatchSummary:
                 f"abandoned {len(self.abandoned)} running item(s) ({_indexes(self.abandoned)}): "
                 "they have no result and run again on --resume, so a write tool they had "
                 "called may run twice"
+            )
+        if self.paused:
+            lines.append(
+                f"{self.paused} item(s) paused: their calls wait for a person (toolscript "
+                "approvals list); once decided, run again with --resume to finish them"
             )
         if self.failed_before:
             lines.append(

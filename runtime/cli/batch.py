@@ -201,7 +201,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                                  "to continue)")
     if args.approve == "ask":
         raise ConfigurationError("batch jobs cannot ask at the terminal for each call: use "
-                                 "--approve allow, deny or default")
+                                 "--approve allow, defer, deny or default")
     check_item_variable(args.item_var)
     check_script_syntax(script, args.script)
     spec = runtime_spec_from_args(args) if args.cluster else None
