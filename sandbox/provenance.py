@@ -131,6 +131,17 @@ _FAKE_BOXES = (LBool, LNone)
 script did not write."""
 
 _MUTABLE = (list, dict, set, bytearray)
+_PLAIN = frozenset({str, int, float, bool, type(None), bytes})
+"""Plain scalars: never labelled (a labelled scalar is a box)."""
+
+
+def _push(pending: list[Any], items: Any) -> None:
+    """Queue the items of a container that may hold labels: plain scalars never do,
+    and a container of nothing else is skipped at C speed."""
+    kinds = set(map(type, items))
+    if kinds <= _PLAIN:
+        return
+    pending.extend(item for item in items if type(item) not in _PLAIN)
 
 
 def unbox(value: Any) -> Any:
@@ -258,12 +269,17 @@ class Provenance:
     def deep_label(self, value: Any) -> Label:
         """What ``value`` depends on: its label and, for containers and the script's
         instances, the labels of everything they hold."""
-        if not self.table:
+        table = self.table
+        if not table:
             return EMPTY
+        kind = type(value)
+        if kind in _PLAIN:
+            return EMPTY
+        if kind in BOXES:
+            return self.label_of(value)
         label: set[str] = set()
         seen: set[int] = set()
         pending = [value]
-        table = self.table
         while pending:
             item = pending.pop()
             key = id(item)
@@ -275,22 +291,22 @@ class Provenance:
                 label |= entry[1]
             kind = type(item)
             if kind is list or kind is tuple or kind is set or kind is frozenset:
-                pending.extend(item)
+                _push(pending, item)
             elif kind is dict:
-                pending.extend(item.keys())
-                pending.extend(item.values())
-            elif kind in BOXES or kind in (int, str, float, bool, type(None)):
+                _push(pending, item.keys())
+                _push(pending, item.values())
+            elif kind in _PLAIN or kind in BOXES:
                 continue
             elif isinstance(item, (list, tuple, set, frozenset)):
-                pending.extend(list(item))
+                _push(pending, list(item))
             elif isinstance(item, dict):
-                pending.extend(list(dict.keys(item)))
-                pending.extend(list(dict.values(item)))
+                _push(pending, list(dict.keys(item)))
+                _push(pending, list(dict.values(item)))
             elif isinstance(item, BaseException):
-                pending.extend(item.args)
+                _push(pending, item.args)
             elif self._owns(item) and not isinstance(item, type):
                 with contextlib.suppress(AttributeError, TypeError):
-                    pending.extend(object.__getattribute__(item, "__dict__").values())
+                    _push(pending, list(object.__getattribute__(item, "__dict__").values()))
         return frozenset(label)
 
     def _args_label(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Label:
@@ -338,8 +354,15 @@ class Provenance:
             return self.mark(func(*args, **kwargs), self.label_of(func))
         if isinstance(func, type) and self._owns(func):
             return self.mark(func(*args, **kwargs), self.label_of(func))
-        label = self.label_of(func) | self._args_label(args, kwargs)
         owner = getattr(func, "__self__", None)
+        if (not self._extents and _PLAIN.issuperset(map(type, args))
+                and _PLAIN.issuperset(map(type, kwargs.values()))
+                and (owner is None or type(owner) in _PLAIN or isinstance(owner, types.ModuleType))
+                and id(func) not in self.table):
+            # nothing labelled goes in and no script callback runs under this call (the
+            # arguments are plain scalars): nothing labelled comes out
+            return func(*args, **kwargs)
+        label = self.label_of(func) | self._args_label(args, kwargs)
         if owner is not None and not isinstance(owner, types.ModuleType):
             label = label | self.deep_label(owner)
         if func is self._type or func is self.dumps:
@@ -370,7 +393,7 @@ class Provenance:
     def binary(self, index: int, left: Any, right: Any) -> Any:
         """``left <op> right`` (``BINARY_OPS[index]``)."""
         op = BINARY_OPS[index]
-        if not self.table:
+        if not self.table or (type(left) in _PLAIN and type(right) in _PLAIN):
             return op(left, right)
         label = self._operand(left) | self._operand(right)
         try:
@@ -384,7 +407,7 @@ class Provenance:
         kind = type(value)
         if kind in BOXES:
             return self.label_of(value)
-        if kind in (int, str, float, bool, type(None)):
+        if kind in _PLAIN:
             return EMPTY
         return self.deep_label(value)
 
@@ -404,7 +427,7 @@ class Provenance:
     def compare(self, index: int, left: Any, right: Any) -> Any:
         """``left <op> right`` (``COMPARE_OPS[index]``)."""
         op = COMPARE_OPS[index]
-        if not self.table:
+        if not self.table or (type(left) in _PLAIN and type(right) in _PLAIN):
             return op(left, right)
         label = self._operand(left) | self._operand(right)
         if index in (6, 7):  # is / is not: the box's plain value
