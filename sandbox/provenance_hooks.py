@@ -70,8 +70,8 @@ def install(builtins: dict[str, Any], guards: Guards, output: Any,
         label = prov.print_label(values) | prov.deep_label(sep) | prov.deep_label(end)
         start = output.size
         try:
-            output.print(*[plain(v) for v in values], sep=plain(sep), end=plain(end),
-                         file=file, flush=flush)
+            # boxes print as their plain values (LBool/LNone define their own repr)
+            output.print(*values, sep=plain(sep), end=plain(end), file=file, flush=flush)
         finally:
             prov.record_output(start, output.size, label)
 
