@@ -312,7 +312,10 @@ def run_attack(suite: Any, user_task: Any, injection_task: Any, attack: Any,
             "refused": replay.refused}
 
 
-class _Pipeline:
+class AttackTarget:
+    """What AgentDojo's attack reads of the attacked pipeline: a model name (the
+    ``important_instructions`` text addresses the model by it)."""
+
     name = "gpt-4o-2024-05-13"
 
 
@@ -342,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
             rows[mode] = [run_user_task(suite, t, policy, args.backend) for t in users]
         entry: dict[str, Any] = {"user_tasks": rows, "attacks": {}}
         if not args.no_attacks:
-            attack = ImportantInstructionsAttack(suite, _Pipeline())  # type: ignore[arg-type]
+            attack = ImportantInstructionsAttack(suite, AttackTarget())  # type: ignore[arg-type]
             injections = list(suite.injection_tasks.values())
             pairs = [(u, i) for u in users for i in injections]
             for mode, policy in policies.items():

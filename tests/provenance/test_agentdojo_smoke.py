@@ -39,7 +39,7 @@ def test_an_injection_is_blocked_with_labels_only(banking: object) -> None:
     suite = banking
     names = [t.name for t in suite.tools]  # type: ignore[attr-defined]
     policy = bench.default_policy("banking", names)
-    attack = ImportantInstructionsAttack(suite, bench._Pipeline())  # type: ignore[arg-type]
+    attack = ImportantInstructionsAttack(suite, bench.AttackTarget())  # type: ignore[arg-type]
     user = suite.user_tasks["user_task_0"]  # type: ignore[attr-defined]
     injection = suite.injection_tasks["injection_task_0"]  # type: ignore[attr-defined]
     undefended = bench.run_attack(suite, user, injection, attack, None, "inprocess", False)

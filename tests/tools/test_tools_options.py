@@ -47,6 +47,7 @@ def test_keywords_and_options_object_build_the_same_tool() -> None:
         "name": "lookup_sku", "description": "Find it.", "read_only": True,
         "requires_approval": True, "timeout_s": 2, "blocking": True, "allowed_callers": ["script"],
         "examples": [{"sku": "A"}], "inject": ["user"], "idempotent": "session",
+        "returns": "untrusted",
     }
     assert set(kwargs) == option_names()
     by_kw = Tool.from_function(lookup, **kwargs)
