@@ -100,6 +100,9 @@ class ToolCallRequest:
             call; ``None`` for direct calls.
         agent_run_id: the id of the ``Agent.run()`` the call belongs to, if any.
         runtime_id: the id of the runtime (one per :class:`~toolscript.Runtime`).
+        untrusted: provenance labels on with ``Provenance(ask=True)`` (issue 27):
+            the arguments the flow policy protects that depend on untrusted
+            data, each with the tool results it came from; empty otherwise.
     """
 
     tool: str
@@ -114,6 +117,7 @@ class ToolCallRequest:
     script_sha256: str | None = None
     agent_run_id: str | None = None
     runtime_id: str = ""
+    untrusted: Mapping[str, list[str]] = field(default_factory=lambda: _NOTHING)
 
     @property
     def name(self) -> str:

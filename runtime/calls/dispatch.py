@@ -356,10 +356,13 @@ class Dispatcher:
                           "before the run's wall-clock limit")
         record.args = bound.shown
         values = bound.values
+        untrusted: dict[str, list[str]] = {}
         if self.provenance is not None:  # issue 27: untrusted data may not choose this call
             refused = self.provenance.check(tool, values, labels)
-            if refused is not None:
-                return refused
+            if refused is not None:  # refused, or (Provenance(ask=True)) the hook's to decide
+                untrusted = self.provenance.approval_chain(refused)
+                if not untrusted or self.approve is None:
+                    return refused
         journal = ctx.journal  # issue 30: numbered, and answered from the journal on a resume
         step = journal.step(tool.name, bound.shown, record.id) if journal is not None else None
         if step is not None and step.reply is not None:
@@ -387,7 +390,7 @@ class Dispatcher:
             call_id=record.id, run_id=ctx.run_id, session_id=ctx.session_id,
             source=record.source, injected=_injected_view(tool, injected),
             script_sha256=ctx.script_sha256, agent_run_id=ctx.agent_run_id,
-            runtime_id=self.runtime_id,
+            runtime_id=self.runtime_id, untrusted=untrusted,
         )
         try:
             decision, decided_by = decide(hook, request)

@@ -51,12 +51,17 @@ class Provenance:
       every call after the declarative rules (:data:`FlowCheck`).
     * ``show_untrusted``: the planner sees untrusted output as text (default:
       as references, ``<untrusted str, 812 chars, from read_inbox>``).
+    * ``ask``: a call the flow policy refuses goes to the runtime's approval
+      hook instead, its :class:`~toolscript.runtime.approval.hooks.ToolCallRequest`
+      naming the chain in ``untrusted`` (``{argument: [tool, ...]}``); the hook
+      may approve, deny or defer it. Without a hook the refusal stands.
     """
 
     trusted: frozenset[str] = frozenset()
     flows: Mapping[str, ToolFlow] = field(default_factory=dict)
     checks: tuple[FlowCheck, ...] = ()
     show_untrusted: bool = False
+    ask: bool = False
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Provenance:
@@ -66,7 +71,7 @@ class Provenance:
              "tools": {"send_email": {"accepts_untrusted": ["body", "subject"]}},
              "show_untrusted": false}
         """
-        unknown = set(data) - {"trusted", "tools", "show_untrusted"}
+        unknown = set(data) - {"trusted", "tools", "show_untrusted", "ask"}
         if unknown:
             raise ValueError(f"unknown provenance keys: {sorted(unknown)}")
         flows = {}
@@ -77,4 +82,5 @@ class Provenance:
             flows[name] = ToolFlow.of(rule.get("accepts_untrusted", ()),
                                       rule.get("requires_trusted", ()))
         return cls(trusted=frozenset(data.get("trusted", ())), flows=flows,
-                   show_untrusted=bool(data.get("show_untrusted", False)))
+                   show_untrusted=bool(data.get("show_untrusted", False)),
+                   ask=bool(data.get("ask", False)))

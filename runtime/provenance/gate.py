@@ -58,6 +58,14 @@ class ProvenanceGate:
                 }}
         return None
 
+    def approval_chain(self, refused: dict[str, Any]) -> dict[str, list[str]]:
+        """With ``Provenance(ask=True)``: the chain an approval request shows for a
+        refused call (``{argument: sources}``); empty: the refusal stands."""
+        if not self.config.ask:
+            return {}
+        error = refused.get("error") or {}
+        return {str(error.get("argument", "*")): list(error.get("sources", []))}
+
     def label_reply(self, tool: str, reply: dict[str, Any],
                     labels: Mapping[str, list[str]] | None,
                     args: Any = None) -> dict[str, Any]:
