@@ -75,15 +75,17 @@ URL is itself an effect (a request to an attacker's server), so its arguments
 must be trusted."""
 
 
-def default_policy(suite: str, tools: list[str], show_untrusted: bool = False) -> Provenance:
+def default_policy(suite: str, tools: list[str], show_untrusted: bool = False,
+                   ask: bool = False) -> Provenance:
     """toolscript's default policy for one AgentDojo suite (``show_untrusted``: the
-    answer shows untrusted values as text instead of references)."""
+    answer shows untrusted values as text instead of references; ``ask``: refused
+    flows go to the approval hook)."""
     flows = {name: ToolFlow.of(accepts_untrusted=CONTENT_ARGUMENTS)
              for name in tools if not name.startswith(READ_PREFIXES)}
     flows.update({name: ToolFlow.of(requires_trusted=["*"]) for name in tools
                   if name in OPEN_WORLD})
     return Provenance(trusted=TRUSTED_RESULTS.get(suite, frozenset()), flows=flows,
-                      show_untrusted=show_untrusted)
+                      show_untrusted=show_untrusted, ask=ask)
 
 
 def to_json(value: Any) -> Any:
@@ -210,12 +212,22 @@ class Replay:
         self.env = env
         self.trace: list[Any] = []
         self.tools = make_tools(suite, env, self.trace)
-        self.runtime = Runtime(tools=self.tools, backend=backend, provenance=policy)
+        self.asked = 0
+        """Approval requests for flows the policy protects (``Provenance(ask=True)``),
+        each approved: the user said yes to every chain shown."""
+        approve = self._approve if policy is not None and policy.ask else None
+        self.runtime = Runtime(tools=self.tools, backend=backend, provenance=policy,
+                               approve=approve)
         self.session = self.runtime.session()
         self.results: list[tuple[str, Any]] = []
         self.outputs: list[str] = []
         self.refused = 0
         self.calls = 0
+
+    def _approve(self, request: Any) -> bool:
+        if request.untrusted:
+            self.asked += 1
+        return True
 
     def close(self) -> None:
         """Close the session and the runtime."""
@@ -272,7 +284,7 @@ def run_user_task(suite: Any, task: Any, policy: Provenance | None, backend: str
     finally:
         replay.close()
     return {"task": task.ID, "utility": bool(utility), "refused": replay.refused,
-            "calls": replay.calls}
+            "asked": replay.asked, "calls": replay.calls}
 
 
 def run_attack(suite: Any, user_task: Any, injection_task: Any, attack: Any,
@@ -343,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = {"labels_off": [run_user_task(suite, t, None, args.backend) for t in users]}
         for mode, policy in policies.items():
             rows[mode] = [run_user_task(suite, t, policy, args.backend) for t in users]
+        asking = default_policy(name, names, show_untrusted=True, ask=True)
+        rows["text_approved"] = [run_user_task(suite, t, asking, args.backend) for t in users]
         entry: dict[str, Any] = {"user_tasks": rows, "attacks": {}}
         if not args.no_attacks:
             attack = ImportantInstructionsAttack(suite, AttackTarget())  # type: ignore[arg-type]
@@ -366,10 +380,10 @@ def _print_suite(name: str, entry: dict[str, Any]) -> None:
     rows = entry["user_tasks"]
     print(f"{name}: {len(rows['labels_off'])} user tasks")
     for mode, found in rows.items():
-        refused = sorted(r["refused"] for r in found)
+        refused = sorted(r["refused"] + r.get("asked", 0) for r in found)
         median = refused[len(refused) // 2] if refused else 0
-        print(f"  utility [{mode}]: {sum(r['utility'] for r in found)}; refused calls per task "
-              f"median {median}, tasks with a refusal {sum(1 for r in refused if r)}")
+        print(f"  utility [{mode}]: {sum(r['utility'] for r in found)}; refused or asked calls "
+              f"per task median {median}, tasks with one {sum(1 for r in refused if r)}")
     for mode, found in entry["attacks"].items():
         for branch in (False, True):
             picked = [r for r in found if r["branch"] is branch]
