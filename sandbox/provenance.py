@@ -209,6 +209,29 @@ UNARY_OPS: tuple[Callable[[Any], Any], ...] = (
 """Unary operators by index: ``not``, ``-``, ``+``, ``~``."""
 
 
+class _StoreTarget:
+    """Stands in for the container of one item store or delete (never bound to a name)."""
+
+    __slots__ = ("_container", "_prov")
+
+    def __init__(self, prov: Provenance, container: Any) -> None:
+        self._prov = prov
+        self._container = container
+
+    def _key(self, key: Any) -> Any:
+        prov = self._prov
+        label = prov.label_of(key)
+        if label and not isinstance(self._container, dict):
+            prov.mark(self._container, label)
+        return unbox(key) if type(key) in _FAKE_BOXES else key
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._container[self._key(key)] = value
+
+    def __delitem__(self, key: Any) -> None:
+        del self._container[self._key(key)]
+
+
 class Provenance:
     """The labels of one interpreter's values (kept across runs of a session)."""
 
@@ -485,6 +508,14 @@ class Provenance:
             setattr(obj, key, self.binary(index, self.attribute(obj, key), value))
         else:
             obj[key] = self.binary(index, self.subscript(obj, key), value)
+
+    def target(self, container: Any) -> Any:
+        """The container of ``container[key] = value``/``del container[key]``: where
+        the store lands depends on the key, so the container gets the key's label
+        (a dict keeps the key itself, box and all)."""
+        if not self.table:
+            return container
+        return _StoreTarget(self, container)
 
     def branch(self, value: Any) -> Any:
         """A value control flow depends on: its labels join the pc label."""

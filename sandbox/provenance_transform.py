@@ -7,7 +7,9 @@ cannot name or rebind them), and every control-flow test into ``_pv_br_``:
 
 * ``a + b`` → ``_pv_bin_(0, a, b)``, ``-a`` → ``_pv_un_(1, a)``, ``a < b`` →
   ``_pv_cmp_(2, a, b)`` (a chain: ``_pv_cmpn_``), ``x[k]`` → ``_pv_sub_(x, k)``
-  (slices through ``_pv_slc_``), ``x.name`` → ``_pv_at_(x, 'name')``,
+  (slices through ``_pv_slc_``), ``x[k] = v``/``del x[k]`` → ``_pv_tgt_(x)[k]``
+  (a list whose item was chosen by a labelled index gets its label),
+  ``x.name`` → ``_pv_at_(x, 'name')``,
   ``x[k] += v``/``x.a += v`` → ``_pv_aug_``, ``f(...)`` → ``_pv_call_(f, ...)``
   (``*args`` through ``_pv_it_``, ``**kwargs`` through ``_pv_mp_``),
   f-strings → ``_pv_join_(..., _pv_fv_(value, conversion, spec))``;
@@ -41,7 +43,7 @@ _UNARY = {ast.Not: 0, ast.USub: 1, ast.UAdd: 2, ast.Invert: 3}
 HELPER_NAMES = frozenset({
     "_pv_call_", "_pv_bin_", "_pv_un_", "_pv_cmp_", "_pv_cmpn_", "_pv_sub_", "_pv_slc_",
     "_pv_at_", "_pv_aug_", "_pv_br_", "_pv_exc_", "_pv_it_", "_pv_mp_", "_pv_fv_",
-    "_pv_join_", "_pv_rv_",
+    "_pv_join_", "_pv_rv_", "_pv_tgt_",
 })
 """The names the transformed script calls (builtins of a labelled interpreter)."""
 
@@ -139,7 +141,9 @@ class ProvenanceTransform(ast.NodeTransformer):
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         self.generic_visit(node)
-        if not isinstance(node.ctx, ast.Load):
+        if not isinstance(node.ctx, ast.Load):  # x[k] = v / del x[k]: the target knows k
+            node.value = _helper("_pv_tgt_", [node.value], node.value)
+            node.slice = self._key(node.slice)
             return node
         return _helper("_pv_sub_", [node.value, self._key(node.slice)], node)
 
@@ -217,7 +221,11 @@ class ProvenanceTransform(ast.NodeTransformer):
                     _const(True, node)]
         else:
             assert isinstance(target, ast.Subscript)
-            args = [index, target.value, self._key(target.slice), node.value,
+            container = target.value  # _pv_aug_ reads and writes itself: no store target
+            if (isinstance(container, ast.Call) and isinstance(container.func, ast.Name)
+                    and container.func.id == "_pv_tgt_"):
+                container = container.args[0]
+            args = [index, container, self._key(target.slice), node.value,
                     _const(False, node)]
         statement = ast.Expr(_helper("_pv_aug_", args, node))
         copy_locations(statement, node)
