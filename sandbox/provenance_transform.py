@@ -283,6 +283,11 @@ class ProvenanceTransform(ast.NodeTransformer):
             node.value = _helper("_pv_rv_", [node.value], node.value)
         return node
 
+    def visit_YieldFrom(self, node: ast.YieldFrom) -> Any:
+        self.generic_visit(node)  # a labelled iterable's items come out labelled
+        node.value = _helper("_pv_it_", [node.value], node.value)
+        return node
+
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
         self.generic_visit(node)
         node.elt = _helper("_pv_rv_", [node.elt], node.elt)  # consumed by C code: report it

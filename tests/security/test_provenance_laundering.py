@@ -65,6 +65,7 @@ ROUTES: dict[str, str] = {
     "function": "def f(v):\n    return v\nx = f(m['body'])",
     "closure": "def mk():\n    v = m['body']\n    return lambda: v\nx = mk()()",
     "generator": "def g():\n    yield m['body']\nx = next(g())",
+    "yield_from": "def g():\n    yield from m['tags']\nx = list(g())",
     "class_attribute": "class C:\n    pass\nc = C()\nc.v = m['body']\nx = c.v",
     "instance_in_list": "class C:\n    pass\nc = C()\nc.v = m['body']\nx = str(vars(c))",
     "augmented": "x = 'a'\nx += m['body']",
