@@ -41,6 +41,8 @@ def open_store(spec: JournalStore | str | os.PathLike[str] | None = None) -> Jou
         return PostgresJournal(text)
     if text.startswith("sqlite://"):
         text = text[len("sqlite://"):]
+        if text.startswith("//"):  # sqlite:////abs/path, as SQLAlchemy writes it
+            text = "/" + text.lstrip("/")
         if not text.startswith("/"):
             raise ConfigurationError("a sqlite journal URL needs an absolute path: "
                                      "sqlite:///path/to/journal.sqlite3")

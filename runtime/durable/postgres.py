@@ -69,7 +69,7 @@ class PostgresJournal:
         with self._lock, self._db.transaction():
             self._db.execute("SELECT pg_advisory_xact_lock(7301130)")  # one schema creator
             for statement in filter(str.strip, _SCHEMA.split(";")):
-                self._db.execute(statement)  # type: ignore[call-overload]
+                self._db.execute(statement)
         self._db.commit()
 
     def __repr__(self) -> str:
@@ -78,7 +78,7 @@ class PostgresJournal:
     def _run(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             with self._db.transaction():
-                cursor = self._db.execute(sql, params)  # type: ignore[call-overload]
+                cursor = self._db.execute(sql, params)
                 rows = cursor.fetchall() if cursor.description is not None else []
             self._db.commit()
             return list(rows)
@@ -182,7 +182,7 @@ class PostgresJournal:
                     (cutoff,)).fetchall()]
                 for table in ("toolscript_entries", "toolscript_decisions",
                               "toolscript_resumes", "toolscript_pauses"):
-                    self._db.execute(f"DELETE FROM {table} WHERE run_id = ANY(%s)",  # type: ignore[call-overload]
+                    self._db.execute(f"DELETE FROM {table} WHERE run_id = ANY(%s)",
                                      (runs,))
                 self._db.execute("DELETE FROM toolscript_pauses WHERE NOT active AND "
                                  "created_at < %s", (cutoff,))
