@@ -177,3 +177,23 @@ def test_decision_defer_is_falsy_and_marked() -> None:
     decision = Decision.defer("later")
     assert not decision and decision.deferred and not decision.approved
     assert Decision.allow().deferred is False
+
+
+def test_set_iteration_order_on_resume_is_never_replayed_silently(
+        durable_runtime, backend_name) -> None:
+    """The string hash seed is not pinned for process sandboxes (docs/design.md, durable
+    runs): a resume in another host process may iterate a set in another order. It
+    must then end as replay_diverged, never answer a call with another call's result."""
+    counter = Counter()
+    script = ("for s in {'alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta'}:\n"
+              "    note(s)\nsend('z')\n'done'")
+    paused = _pause(durable_runtime, counter, script)
+    assert paused.status == "paused"
+    result = durable_runtime(counter.tools()).resume(
+        paused.continuation, {paused.pending[0].id: Decision.allow()})
+    if backend_name == "inprocess":  # the host process's seed: the same order
+        assert result.ok, result.error
+    assert result.status == "ok" or result.error.type == "replay_diverged", result.error
+    notes = [text for name, text in counter.calls if name == "note"]
+    assert sorted(notes) == sorted(set(notes)) and len(notes) == 8  # none ran twice
+    assert counter.count("send") == (1 if result.ok else 0)
