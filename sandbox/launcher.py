@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 
 from . import audithook, walls
 from .server import SandboxServer, serve
+from .spinwait import DEFAULT_SPIN_S, SPIN_FLAG, spin_from_option
 from .walls import signals
 from .walls.config import TEST_HOOKS_FLAG, WallConfig
 from .walls.report import active, missing
@@ -29,21 +30,29 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m toolscript.sandbox``: serve on stdin/stdout.
 
     Options (from the host): ``--walls JSON`` (a :class:`~.walls.WallConfig`;
-    default: every wall), ``--zygote`` (be the fork server of :mod:`.zygote`
-    on the control socket at fd 0 instead; the walls then go up in each forked
-    sandbox) and the tests' flag.
+    default: every wall), ``--spin-us N`` (how long a wait for the host's reply
+    polls before it blocks, :mod:`.spinwait`; default
+    :data:`~.spinwait.DEFAULT_SPIN_S`, 0 turns it off), ``--zygote`` (be the
+    fork server of :mod:`.zygote` on the control socket at fd 0 instead; the
+    walls then go up in each forked sandbox) and the tests' flag.
     """
     try:
-        config, test_hooks, zygote = _parse_options(sys.argv[1:] if argv is None else argv)
+        config, test_hooks, zygote, spin_s = _parse_options(
+            sys.argv[1:] if argv is None else argv)
     except ValueError as exc:
         print(f"toolscript sandbox: {exc}", file=sys.stderr)
         return 2
     threading.stack_size(512 * 1024)
     if zygote:
+        # Asked once here, before any fork: the kernel's answer is the same for every child,
+        # and a child would pay a Landlock probe per start (seccomp refuses it once walled).
+        scope = signals.scope_abi()
+
         def start_child(reader: BinaryIO, writer: BinaryIO, lifeline: int,
                         session: dict[str, Any]) -> int:
             return start_serving(reader, writer, config.for_session(session), test_hooks,
-                                 lifeline=lifeline, preloaded=True)
+                                 lifeline=lifeline, preloaded=True, spin_s=spin_s,
+                                 scope=scope)
 
         return serve_zygote(config, start_child)
     reader = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -55,16 +64,19 @@ def main(argv: list[str] | None = None) -> int:
     os.close(devnull)
     sys.stdout = sys.stderr
     reader_buffered = os.fdopen(reader.fileno(), "rb", buffering=65536, closefd=False)
-    return start_serving(reader_buffered, writer, config, test_hooks)
+    return start_serving(reader_buffered, writer, config, test_hooks, spin_s=spin_s)
 
 
 def start_serving(reader: BinaryIO, writer: BinaryIO, config: Any, test_hooks: bool,
-                  lifeline: int | None = None, preloaded: bool = False) -> int:
+                  lifeline: int | None = None, preloaded: bool = False,
+                  spin_s: float = DEFAULT_SPIN_S, scope: tuple[int, str] | None = None) -> int:
     """Imports, OS walls, audit hook, threads, then :func:`.server.serve` (in this order).
 
     Shared by a directly started sandbox and a child of the zygote (which
-    passes the host's ``lifeline``, and ``preloaded``: the zygote imported
-    everything); the process must still be single-threaded.
+    passes the host's ``lifeline``, ``preloaded``: the zygote imported
+    everything, and ``scope``: the Landlock signal-scope answer it asked once);
+    the process must still be single-threaded. ``spin_s``: the spin of each
+    wait for a reply (:class:`~.spinwait.SpinWait`).
     """
     server_class = SandboxServer
     if test_hooks:
@@ -74,7 +86,8 @@ def start_serving(reader: BinaryIO, writer: BinaryIO, config: Any, test_hooks: b
     if not preloaded:
         walls.preload()
         audithook.preload()
-    scope_abi, no_scope = signals.scope_abi()  # asked now: seccomp refuses it once walled
+    # Asked before the walls: seccomp refuses the Landlock calls once they stand.
+    scope_abi, no_scope = scope if scope is not None else signals.scope_abi()
     report = walls.apply(config)
     report["signals"] = signals.wall(config, report, scope_abi, no_scope)
     if not test_hooks:  # a test that wants the hook installs it from its unrestricted code
@@ -82,7 +95,7 @@ def start_serving(reader: BinaryIO, writer: BinaryIO, config: Any, test_hooks: b
     # Threads start only now: the walls apply to the calling thread and its future threads.
     _exit_when_orphaned(lifeline=lifeline)
     report = {**report, "audit_hook": _audit_hook_wall()}
-    return serve(reader, writer, walls=report, server_class=server_class)
+    return serve(reader, writer, walls=report, server_class=server_class, spin_s=spin_s)
 
 
 def _audit_hook_wall() -> dict[str, Any]:
@@ -136,15 +149,18 @@ def _watch_lifeline(fd: int) -> None:
             return
 
 
-def _parse_options(args: list[str]) -> tuple[Any, bool, bool]:
+def _parse_options(args: list[str]) -> tuple[Any, bool, bool, float]:
     config = WallConfig()
     test_hooks = False
     zygote = False
+    spin_s = DEFAULT_SPIN_S
     rest = list(args)
     while rest:
         option = rest.pop(0)
         if option == "--walls" and rest:
             config = WallConfig.from_json(rest.pop(0))
+        elif option == SPIN_FLAG and rest:
+            spin_s = spin_from_option(rest.pop(0))
         elif option == TEST_HOOKS_FLAG:
             test_hooks = True
         elif option == ZYGOTE_FLAG:
@@ -153,4 +169,4 @@ def _parse_options(args: list[str]) -> tuple[Any, bool, bool]:
             raise ValueError(f"unknown option {option!r}")
     if config.allow_fork and not test_hooks:
         raise ValueError("walls.allow_fork is for tests only (needs --test-hooks)")
-    return config, test_hooks, zygote
+    return config, test_hooks, zygote, spin_s

@@ -28,7 +28,7 @@ from .protocol import (
     encode_frame,
     read_frame,
 )
-from .spinwait import SpinWait
+from .spinwait import DEFAULT_SPIN_S, SpinWait
 from .toolcalls import HostLink, not_json_reply
 from .wirecheck import batch_reply, call_reply, host_message
 
@@ -103,7 +103,9 @@ class StreamHostLink:
     runs_host_code = False
     """Only frames cross here (see :class:`~.toolcalls.ToolCaller`)."""
 
-    def __init__(self, reader: BinaryIO, writer: BinaryIO) -> None:
+    def __init__(self, reader: BinaryIO, writer: BinaryIO,
+                 spin_s: float = DEFAULT_SPIN_S) -> None:
+        """``spin_s``: how long a wait for a reply polls before it blocks (0: never)."""
         self.reader = reader
         self.writer = writer
         self.run: str | int = 0
@@ -113,7 +115,7 @@ class StreamHostLink:
         self._next_id = 0
         self._lock = threading.Lock()
         try:
-            self._spin: SpinWait | None = SpinWait(reader.fileno())
+            self._spin: SpinWait | None = SpinWait(reader.fileno(), spin_s) if spin_s > 0 else None
         except (AttributeError, OSError, ValueError):  # not a descriptor (a test's stream)
             self._spin = None
 
@@ -209,14 +211,15 @@ def serve(
     *,
     walls: dict[str, Any] | None = None,
     server_class: type[SandboxServer] = SandboxServer,
+    spin_s: float = DEFAULT_SPIN_S,
 ) -> int:
     """Serve the protocol on two streams until ``shutdown`` or end of input.
 
     ``walls`` (the report of :func:`toolscript.sandbox.walls.apply` and the
     audit hook's entry, see :mod:`.launcher`) goes to the host in the
-    ``ready`` message.
+    ``ready`` message; ``spin_s`` is the spin of each wait for a reply.
     """
-    link = StreamHostLink(reader, writer)
+    link = StreamHostLink(reader, writer, spin_s)
     server = server_class(link)
     ready: dict[str, Any] = {
         "type": "ready", "protocol": PROTOCOL_VERSION, "pid": os.getpid(),

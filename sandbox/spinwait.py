@@ -42,6 +42,25 @@ another task: the CPU is contended, and a spin only delays whoever needs it."""
 MAX_SKIP = 64
 """At most this many waits in a row skip the spin after waits that outlasted it."""
 
+MAX_SPIN_S = 0.01
+"""The longest spin an option may ask for (a spin is meant to cover one cheap call)."""
+
+SPIN_FLAG = "--spin-us"
+"""The sandbox's command-line option that sets its spin in microseconds (the host's
+``spin_us`` backend option, passed on)."""
+
+
+def spin_from_option(text: str) -> float:
+    """The spin, in seconds, of a :data:`SPIN_FLAG` value (whole microseconds).
+
+    Raises:
+        ValueError: not a whole number of microseconds in ``[0, MAX_SPIN_S]``.
+    """
+    us = int(text)
+    if not 0 <= us <= MAX_SPIN_S * 1e6:
+        raise ValueError(f"{SPIN_FLAG} must be 0..{int(MAX_SPIN_S * 1e6)} microseconds, got {us}")
+    return us / 1e6
+
 
 class SpinWait:
     """Polls one descriptor for readability for a short while before the caller

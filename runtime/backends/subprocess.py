@@ -41,7 +41,7 @@ from toolscript.sandbox.protocol import (
     WireBounds,
     encode_frame,
 )
-from toolscript.sandbox.spinwait import SpinWait
+from toolscript.sandbox.spinwait import DEFAULT_SPIN_S, MAX_SPIN_S, SPIN_FLAG, SpinWait
 from toolscript.sandbox.walls.config import TEST_HOOKS_FLAG, WallConfig
 from toolscript.sandbox.wirecheck import ready_message
 from toolscript.sandbox.zygote import ZYGOTE_FLAG
@@ -77,12 +77,15 @@ class ProcessHandle(SandboxHandle):
 
     ``process`` is the host's child (a ``Popen``) or a
     :class:`~.zygote.ForkedProcess` (a child of the zygote); ``fds`` are the
-    host's ends of the protocol pipes when they are not the ``Popen``'s.
+    host's ends of the protocol pipes when they are not the ``Popen``'s;
+    ``spin_s``: how long :meth:`recv` polls before it blocks
+    (:class:`~toolscript.sandbox.spinwait.SpinWait`; 0: never).
     """
 
     def __init__(
         self, process: subprocess.Popen[bytes] | ForkedProcess, spec: SandboxSpec,
         errfile: Any = None, fds: tuple[int, int] | None = None,
+        spin_s: float = DEFAULT_SPIN_S,
     ) -> None:
         self.process = process
         self._errfile = errfile
@@ -95,9 +98,10 @@ class ProcessHandle(SandboxHandle):
         self._in, self._out = fds
         self._decoder = FrameDecoder()
         self._queue: list[dict[str, Any]] = []
-        self._spin = SpinWait(self._out)
+        self._spin = SpinWait(self._out, spin_s)
         self._killed = False
         self._group_killed = False
+        self._closed = False
         self._stderr_tail = b""
         self.ready_info: dict[str, Any] = {}
         self.uid_lease: UidLease | None = None
@@ -183,7 +187,7 @@ class ProcessHandle(SandboxHandle):
     def death_reason(self) -> str | None:
         code = self.process.poll()
         if code is None:
-            return None
+            return "killed" if self._closed else None
         if code == -signal.SIGXCPU:
             return "cpu_limit"
         if code == -signal.SIGKILL and self._killed:
@@ -245,21 +249,77 @@ class ProcessHandle(SandboxHandle):
             _LIVE.discard(self)
 
     def close(self) -> None:
-        # The sandbox keeps nothing worth a graceful exit; killing it is
-        # immediate, where waiting for Python's shutdown costs milliseconds.
-        self.kill()
+        """End the sandbox without waiting for it to exit (idempotent).
+
+        The sandbox keeps nothing worth a graceful exit. A forked sandbox gets
+        ``SIGKILL`` (its group, and itself by pidfd), which it cannot survive;
+        its pipes and stderr file close at once, and its pidfd and its uid are
+        given back when the fork server reports the exit (on the zygote's
+        reader thread): the caller does not wait the milliseconds a process
+        takes to end and be reaped. Without a fork server's report to wait for
+        (a direct start, a fork server that died) this is :meth:`kill`.
+        """
+        process = self.process
+        if (self._closed or self._group_killed or not isinstance(process, ForkedProcess)
+                or process.orphaned):
+            self.kill()
+            return
+        self._closed = True
+        if not process.exited():
+            self._killed = True
+        self._group_killed = True
+        process.signal_group(signal.SIGKILL)
+        for fd in self._fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds = ()
+        self._in = self._out = -1
+        if self._errfile is not None:
+            with contextlib.suppress(OSError):
+                self._errfile.close()
+        lease = self.uid_lease
+        process.release_when_ended(lease.release if lease is not None else None)
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
 
     def is_alive(self) -> bool:
-        return self.process.poll() is None
+        """False once closed (the process is ending); else whether it runs."""
+        return not self._closed and self.process.poll() is None
+
+
+DEFAULT_SPIN_US = round(DEFAULT_SPIN_S * 1e6)
+"""The default of the process backends' ``spin_us`` option
+(:mod:`toolscript.sandbox.spinwait`)."""
+
+
+def check_spin_us(spin_us: Any) -> int:
+    """``spin_us`` as a backend option: whole microseconds in ``[0, 10000]``.
+
+    Raises:
+        ConfigurationError: anything else.
+    """
+    top = round(MAX_SPIN_S * 1e6)
+    if isinstance(spin_us, bool) or not isinstance(spin_us, int) or not 0 <= spin_us <= top:
+        raise ConfigurationError(
+            f"backend_options spin_us must be a whole number of microseconds from 0 to {top}, "
+            f"got {spin_us!r}")
+    return spin_us
+
+
+def spin_options(spin_us: int) -> list[str]:
+    """The sandbox's command-line options for ``spin_us`` (none for the default)."""
+    return [] if spin_us == DEFAULT_SPIN_US else [SPIN_FLAG, str(spin_us)]
 
 
 def sandbox_command(python: str | None = None, walls: WallConfig | None = None,
-                    test_hooks: bool = False, zygote: bool = False) -> list[str]:
+                    test_hooks: bool = False, zygote: bool = False,
+                    spin_us: int = DEFAULT_SPIN_US) -> list[str]:
     """The command line of a sandbox server process (or, with ``zygote``, of the
     fork server whose children are sandbox servers)."""
     command = [python or sys.executable, "-I", "-m", "toolscript.sandbox"]
     if zygote:
         command.append(ZYGOTE_FLAG)
+    command += spin_options(spin_us)
     if walls is not None and walls != WallConfig():
         command += ["--walls", walls.to_json()]
     if test_hooks:
@@ -319,6 +379,15 @@ class SubprocessBackend(Backend):
             the zygote with the host's own interpreter and a new interpreter
             per sandbox with another ``python`` (any program that speaks the
             protocol on stdin/stdout).
+        spin_us: how long, in microseconds, each side of a tool call polls for
+            the other's next frame before it blocks in ``read`` (the sandbox
+            for a reply, the host's serving thread for the next call): a cheap
+            call's answer then arrives before a sleeping process would have
+            been woken, which on a virtual machine costs more than the call
+            itself. The spin stops early on a contended CPU and backs off after
+            waits it did not catch (:mod:`toolscript.sandbox.spinwait`); 0
+            turns it off (the least CPU per call, the most wake-ups). Default
+            50, chosen by measurement (``docs/internals.md``).
     """
 
     name = "subprocess"
@@ -326,8 +395,9 @@ class SubprocessBackend(Backend):
     def __init__(self, python: str | None = None, pool_size: int = 1,
                  walls: WallConfig | Mapping[str, Any] | None = None,
                  test_hooks: bool = False, zygote: bool | None = None,
-                 pool_max: int | None = None) -> None:
+                 pool_max: int | None = None, spin_us: int = DEFAULT_SPIN_US) -> None:
         self.python = python
+        self.spin_us = check_spin_us(spin_us)
         self.use_zygote = python is None if zygote is None else zygote
         self._zygote: Zygote | None = None
         self._zygote_lock = threading.Lock()
@@ -408,7 +478,8 @@ class SubprocessBackend(Backend):
         with self._zygote_lock:
             if self._closed:
                 raise SandboxStartError("the backend was shut down")
-            command = sandbox_command(self.python, self.walls, self.test_hooks, zygote=True)
+            command = sandbox_command(self.python, self.walls, self.test_hooks, zygote=True,
+                                      spin_us=self.spin_us)
             current = self._zygote
             # A new zygote if none runs, it died, or the settings changed since it started.
             if current is None or not current.alive or current.command != command:
@@ -433,7 +504,7 @@ class SubprocessBackend(Backend):
             if lease is not None:
                 lease.release()
             raise
-        handle = ProcessHandle(process, spec, errfile, fds=fds)
+        handle = ProcessHandle(process, spec, errfile, fds=fds, spin_s=self.spin_us / 1e6)
         handle.uid_lease = lease
         try:
             ready = wait_ready(handle, spec.startup_timeout_s)
@@ -453,7 +524,7 @@ class SubprocessBackend(Backend):
         errfile = tempfile.TemporaryFile(prefix="toolscript-sandbox-")  # noqa: SIM115 - owned by the handle
         try:
             process = subprocess.Popen(
-                sandbox_command(self.python, walls, self.test_hooks),
+                sandbox_command(self.python, walls, self.test_hooks, spin_us=self.spin_us),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errfile,
@@ -467,7 +538,7 @@ class SubprocessBackend(Backend):
             if lease is not None:
                 lease.release()
             raise SandboxStartError(f"cannot start the sandbox process: {exc}") from None
-        handle = ProcessHandle(process, spec, errfile)
+        handle = ProcessHandle(process, spec, errfile, spin_s=self.spin_us / 1e6)
         handle.uid_lease = lease
         try:
             ready = wait_ready(handle, spec.startup_timeout_s)

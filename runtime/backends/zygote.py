@@ -31,6 +31,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from typing import IO, Any, NamedTuple, Protocol
 
 from toolscript.errors import SandboxStartError
@@ -86,6 +87,7 @@ class ForkedProcess:
         self._done = threading.Event()
         self._release_lock = threading.Lock()
         self._release_pending = False
+        self._on_end: Callable[[], None] | None = None
         self._lifeline = -1
 
     def hold_lifeline(self, write_end: int) -> None:
@@ -171,7 +173,7 @@ class ForkedProcess:
         self._done.set()
         self.cut_lifeline()
         if self._release_pending:
-            self.release()
+            self._ended()
 
     def release(self) -> None:
         """Close the pidfd and the lifeline (after the process is gone). Idempotent."""
@@ -182,12 +184,23 @@ class ForkedProcess:
                 with contextlib.suppress(OSError):
                     os.close(pidfd)
 
-    def release_when_ended(self) -> None:
+    def release_when_ended(self, then: Callable[[], None] | None = None) -> None:
         """Close the pidfd once the exit status has arrived (now if it has, or if none
-        will come), without waiting for it: for a process already sent ``SIGKILL``."""
+        will come), without waiting for it: for a process already sent ``SIGKILL``.
+        ``then`` runs once at that moment (on the zygote's reader thread, or here):
+        what may be given back only when the process is gone (its uid)."""
+        with self._release_lock:
+            self._on_end = then
         self._release_pending = True
         if self._done.is_set() or self.orphaned:
-            self.release()
+            self._ended()
+
+    def _ended(self) -> None:
+        self.release()
+        with self._release_lock:
+            then, self._on_end = self._on_end, None
+        if then is not None:
+            then()
 
 
 class SpawnedSession(NamedTuple):

@@ -64,12 +64,14 @@ from toolscript.sandbox.protocol import (
     WireBounds,
     encode_frame,
 )
+from toolscript.sandbox.spinwait import SpinWait
 from toolscript.sandbox.zygote import ZYGOTE_FLAG
 
 from toolscript.errors import ConfigurationError, ImageError, ProtocolError, SandboxStartError
 
 from ..base import Backend, SandboxDied, SandboxHandle, SandboxSpec
 from ..pool import WarmPool
+from ..subprocess import DEFAULT_SPIN_US, check_spin_us, spin_options
 from . import undertaker
 from .image import DEFAULT_IMAGE, check_image, docker_client
 from .process import (
@@ -139,6 +141,9 @@ class ContainerConfig:
     test_hooks: bool = False
     zygote: bool = False
     """The container runs the fork server (``isolation="process"``), not one sandbox."""
+    spin_us: int = DEFAULT_SPIN_US
+    """How long each side of a call polls for the other's frame before it blocks (the
+    backend's ``spin_us``)."""
 
     def create_kwargs(self, name: str, channel: SocketChannel | None = None) -> dict[str, Any]:
         """Keyword arguments of ``APIClient.create_host_config`` / ``create_container``.
@@ -185,6 +190,7 @@ class ContainerConfig:
             kwargs["container"]["entrypoint"] = ZYGOTE_BOOT_COMMAND if self.zygote else BOOT_COMMAND
             kwargs["container"]["command"] = []
         command: list[str] = [ZYGOTE_FLAG] if self.zygote else []  # arguments of the entrypoint
+        command += spin_options(self.spin_us)
         if self.test_hooks:
             from toolscript.sandbox.walls.config import TEST_HOOKS_FLAG
 
@@ -429,6 +435,7 @@ class DockerSandbox(SandboxHandle):
                 self._sock = channel.accept(self.id, start_timeout,
                                             functools.partial(container_running, self._api,
                                                               self.id))
+            self._spin = SpinWait(self._sock.fileno(), config.spin_us / 1e6)
             self.ready_info: dict[str, Any] = self.recv(start_timeout)
         except SocketUnavailable as exc:
             self._collect_exit()
@@ -478,18 +485,25 @@ class DockerSandbox(SandboxHandle):
             raise SandboxDied(self._reason, self._died_message())
         deadline = None if timeout is None else time.monotonic() + timeout
         sock = self._sock
+        if sock.gettimeout() is not None:  # blocking: the wait is the select below
+            sock.settimeout(None)
+        # The next call of a chain comes before a wake-up would land (spinwait.py): then
+        # one recv, no select, no timeout change on the socket per frame.
+        ready = self._spin.wait()
         while not self._messages:
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+            if not ready:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
                     raise TimeoutError("no message from the sandbox container in time")
-                sock.settimeout(remaining)
-            else:
-                sock.settimeout(None)
+                try:
+                    readable, _, _ = select.select([sock], [], [], remaining)
+                except (OSError, ValueError):
+                    readable = [sock]  # closed under us: the recv says so
+                if not readable:
+                    continue
+            ready = False
             try:
                 n = sock.recv_into(self._buf)
-            except TimeoutError:
-                raise TimeoutError("no message from the sandbox container in time") from None
             except OSError:
                 n = 0
             if not n:
@@ -706,7 +720,10 @@ class DockerBackend(Backend):
     left behind when they were killed (:func:`remove_orphans`; names in
     :attr:`orphans_removed`). ``test_hooks``: tests only, containers start with
     the sandbox's test flag (unrestricted test code, see
-    ``toolscript.sandbox.walls.testing``); never in production.
+    ``toolscript.sandbox.walls.testing``); never in production. ``spin_us``: how
+    long each side of a tool call polls for the other's next frame before it
+    blocks, as for :class:`~toolscript.runtime.backends.subprocess.SubprocessBackend`
+    (default 50; 0 turns it off).
     """
 
     name = "docker"
@@ -728,6 +745,7 @@ class DockerBackend(Backend):
         test_hooks: bool = False,
         isolation: str = "container",
         sessions_per_container: int = 8,
+        spin_us: int = DEFAULT_SPIN_US,
     ) -> None:
         if transport not in ("auto", "socket", "attach"):
             raise ConfigurationError(
@@ -754,6 +772,7 @@ class DockerBackend(Backend):
             runtime=runtime,
             transport=_pick_transport(transport),
             test_hooks=test_hooks,
+            spin_us=check_spin_us(spin_us),
         )
         self._auto_transport = transport == "auto"
         self.isolation_mode = isolation

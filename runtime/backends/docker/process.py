@@ -54,12 +54,10 @@ rlimits bound its own memory and CPU.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
 import os
-import signal
 import socket
 import struct
 import threading
@@ -77,7 +75,7 @@ from toolscript.errors import SandboxStartError
 from ..base import SandboxSpec
 from ..subprocess import ProcessHandle, wait_ready
 from ..uids import UidBlock, allocator_for
-from ..zygote import ForkedProcess, Zygote, ZygoteDied
+from ..zygote import Zygote, ZygoteDied
 from .socket_channel import NO_SOCKET_EXIT, SocketChannel, SocketUnavailable
 
 if TYPE_CHECKING:
@@ -268,11 +266,11 @@ class ContainerProcessHandle(ProcessHandle):
 
     def __init__(self, process: Any, spec: SandboxSpec, errfile: Any, fds: tuple[int, int],
                  container: ZygoteContainer) -> None:
-        super().__init__(process, spec, errfile, fds=fds)
+        super().__init__(process, spec, errfile, fds=fds,
+                         spin_s=container.config.spin_us / 1e6)
         self.container = container
         self.config = container.config
         self._released = False
-        self._closed = False
         self._on_release: Any = None
         self._on_settled: Any = None
         """Called once when the session's first run has answered (or it ended)."""
@@ -298,36 +296,10 @@ class ContainerProcessHandle(ProcessHandle):
         self._release()
 
     def close(self) -> None:
-        """End the session's sandbox without waiting for it to exit.
-
-        ``SIGKILL`` goes to its process group and (by pidfd) to the process itself,
-        which cannot survive it; its pipes and stderr file are closed at once, and
-        the pidfd when the fork server reports the exit. The caller does not wait
-        for the process to end and be reaped (milliseconds on a busy machine):
-        nobody asks a closed session why its sandbox ended.
-        """
-        if self._closed or self._group_killed or not isinstance(self.process, ForkedProcess):
-            self.kill()
-            return
-        self._closed = True
-        process = self.process
-        if not process.exited():
-            self._killed = True
-        self._group_killed = True
-        process.signal_group(signal.SIGKILL)
-        for fd in self._fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._fds = ()
-        self._in = self._out = -1
-        with contextlib.suppress(OSError):
-            self._errfile.close()
-        process.release_when_ended()
+        """End the session's sandbox without waiting for it to exit (see
+        :meth:`ProcessHandle.close`), and free its place in the container."""
+        super().close()
         self._release()
-
-    def is_alive(self) -> bool:
-        """False once closed (the process is ending); else whether it runs."""
-        return not self._closed and super().is_alive()
 
     def _release(self) -> None:
         """Free its place in the container (once)."""
