@@ -71,3 +71,49 @@ def test_the_back_off_is_bounded(pipe: tuple[int, int]) -> None:
             skipped += 1
         os.read(read_end, 1)
     assert skipped == MAX_SKIP
+
+
+# ------------------------------------------------- the spin as a backend option
+
+def test_spin_us_is_a_checked_backend_option() -> None:
+    from toolscript.errors import ConfigurationError
+    from toolscript.runtime.backends.subprocess import SubprocessBackend
+
+    for bad in (-1, 10_001, 2.5, True, "50"):
+        with pytest.raises(ConfigurationError, match="spin_us"):
+            SubprocessBackend(pool_size=0, spin_us=bad)
+
+
+def test_the_sandbox_is_told_its_spin_and_refuses_a_bad_one() -> None:
+    import subprocess
+    import sys
+
+    from toolscript.runtime.backends.subprocess import DEFAULT_SPIN_US, sandbox_command
+    from toolscript.sandbox.spinwait import SPIN_FLAG, spin_from_option
+
+    assert SPIN_FLAG not in sandbox_command(spin_us=DEFAULT_SPIN_US)
+    command = sandbox_command(spin_us=0, zygote=True)
+    assert command[command.index(SPIN_FLAG) + 1] == "0"
+    assert spin_from_option("120") == pytest.approx(120e-6)
+    for bad in ("-3", "x", "20000"):
+        with pytest.raises(ValueError):
+            spin_from_option(bad)
+    out = subprocess.run([sys.executable, "-I", "-m", "toolscript.sandbox", SPIN_FLAG, "-3"],
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2 and SPIN_FLAG in out.stderr
+
+
+@pytest.mark.parametrize("spin_us", [0, 200])
+def test_calls_are_answered_whatever_the_spin(spin_us: int) -> None:
+    from toolscript import Runtime, tool
+
+    @tool(read_only=True)
+    def double(x: int) -> int:
+        """Twice x."""
+        return 2 * x
+
+    with Runtime(tools=[double], backend="subprocess",
+                 backend_options={"spin_us": spin_us, "pool_size": 0}) as rt:
+        result = rt.run("sum(double(x=i) for i in range(50))")
+        assert result.ok, result.error
+        assert result.value == 2 * sum(range(50))

@@ -288,3 +288,22 @@ def test_a_forked_sandbox_cannot_read_the_host_or_the_zygote() -> None:
     escaped = {name: outcome for name, outcome in result.items()
                if not outcome.startswith("refused")}
     assert not escaped, escaped
+
+
+def test_close_does_not_wait_for_the_exit_and_gives_the_uid_back_once_it_is_gone() -> None:
+    with _backend() as backend:
+        handle = backend.start(SPEC)
+        assert isinstance(handle.process, ForkedProcess)
+        pid = handle.ready_info["pid"]
+        lease = handle.uid_lease
+        handle.close()
+        assert not handle.is_alive() and handle.death_reason() == "killed"
+        assert _gone(pid)
+        # The fork server's exit report gives the uid back (root hosts lease one per sandbox).
+        for _ in range(300):
+            if lease is None or "released" in repr(lease):
+                break
+            select.select([], [], [], 0.1)
+        assert lease is None or "released" in repr(lease)
+        handle.close()  # idempotent
+        handle.kill()
