@@ -31,6 +31,12 @@ def add_mcp_command(subparsers: Any) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="HTTP host (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
     serve.add_argument("--name", default="toolscript", help="server name clients see")
+    serve.add_argument("--no-elicit", action="store_true",
+                       help="when a run pauses (--approve defer), do not ask the person through "
+                       "MCP elicitation even if the client supports it")
+    serve.add_argument("--client-decides", action="store_true",
+                       help="offer decide_pending: the client approves or denies paused calls "
+                       "itself (only for clients that confirm every tool call with the person)")
     serve.add_argument(
         "--token-env", default="TOOLSCRIPT_MCP_TOKEN", metavar="VAR",
         help="HTTP: the environment variable holding the bearer token every request must "
@@ -77,7 +83,7 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
     if args.approve == "ask":
         raise ConfigurationError(
             "--approve ask needs the terminal, which an MCP server does "
-            "not have: use allow, deny or default"
+            "not have: use allow, defer, deny or default"
         )
     token = ""
     if args.transport == "http":
@@ -89,6 +95,9 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
             single_client=args.transport == "stdio",
             max_sessions=args.max_sessions,
             idle_ttl_s=args.idle_timeout,
+            elicit=not args.no_elicit,
+            approvals=args.approve == "defer" or args.client_decides,
+            client_decides=args.client_decides,
         )
         try:
             if args.transport == "stdio":

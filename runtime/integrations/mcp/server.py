@@ -25,6 +25,7 @@ sessions (starting and stopping sandboxes) happens in worker threads too.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 from typing import TYPE_CHECKING, Annotated, Any
@@ -35,6 +36,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import Field
+from toolscript.runtime.approval.hooks import Decision
+from toolscript.runtime.integrations.mcp.approvals import (
+    PausedRuns,
+    ask_person,
+    paused_fields,
+    supports_elicitation,
+)
 from toolscript.runtime.integrations.mcp.http_gate import transport_owner
 from toolscript.runtime.integrations.mcp.sessions import Lease, Refusal, ScriptSessions
 from toolscript.runtime.prompts import RUN_SCRIPT_NAME, run_script_description
@@ -57,6 +65,8 @@ reset_session() forgets them."""
 Code = Annotated[
     str, Field(description="The Python script; its final bare expression is its result.")
 ]
+RunId = Annotated[str, Field(description="The run_id of a paused run_script result.")]
+PendingId = Annotated[str, Field(description="The id of a pending call of a paused result.")]
 SessionId = Annotated[
     str | None,
     Field(description="A session_id from an earlier result of this connection (optional)."),
@@ -95,6 +105,7 @@ def result_payload(result: RunResult, lease: Lease) -> dict[str, Any]:
         "session_id": lease.key,
         "new_session": lease.new,
         "session_restarted": result.session_restarted,
+        **paused_fields(result),
     }
 
 
@@ -125,6 +136,9 @@ def build_server(
     single_client: bool = False,
     max_sessions: int = 16,
     idle_ttl_s: float = 900.0,
+    elicit: bool = True,
+    approvals: bool = False,
+    client_decides: bool = False,
 ) -> ToolscriptMCPServer:
     """An ``mcp.server.mcpserver.MCPServer`` exposing ``run_script`` over ``runtime``.
 
@@ -134,6 +148,17 @@ def build_server(
         single_client: one client per server (stdio): every run belongs to it.
         max_sessions / idle_ttl_s: at most this many sessions (sandboxes) open;
             one unused for ``idle_ttl_s`` seconds is closed.
+        elicit: when a run pauses (a deferred approval) and the client supports
+            MCP elicitation, ask the person through the client and resume at once
+            (:mod:`.approvals`).
+        approvals: offer ``resume_run``, which resumes a paused run once a person
+            decided its calls (``toolscript approvals``, the inbox); set it when the
+            approval hook may defer (``toolscript mcp serve --approve defer`` does).
+        client_decides: also offer ``decide_pending``, with which the client
+            approves or denies pending calls itself (only for clients that
+            confirm every tool call with the person).
+
+    See :mod:`.approvals` for runs that pause.
 
     The returned server's ``sessions`` (:class:`ScriptSessions`) hold the open
     sessions; close them with ``server.sessions.close_all()`` when done. Serve
@@ -170,12 +195,38 @@ def build_server(
         error = {"type": refusal.type, "message": refusal.message}
         return reply({"ok": False, "error": error, "session_id": None}, True)
 
-    async def run_leased(lease: Lease, code: str) -> CallToolResult:
+    paused = PausedRuns(runtime, single_client)
+
+    def answer(result: RunResult, lease: Lease) -> CallToolResult:
+        failed = not result.ok and getattr(result, "status", "") != "paused"
+        return reply(result_payload(result, lease), failed)
+
+    async def settle(result: RunResult, lease: Lease, ctx: Context, key: str | None) -> RunResult:
+        """A paused result: ask the person by elicitation (if the client can) and resume,
+        as long as the run pauses again and the person answers."""
+        for _ in range(64):
+            paused.note(result, key)
+            if getattr(result, "status", "") != "paused" or not elicit \
+                    or not supports_elicitation(ctx):
+                return result
+            decisions = await ask_person(ctx, list(result.pending))
+            waiting = paused.waiting(result.run_id) if decisions is not None else None
+            if decisions is None or waiting is None:
+                return result
+            for pending_id, decision in decisions.items():
+                await anyio.to_thread.run_sync(functools.partial(
+                    runtime.durability.store.decide, pending_id, decision, by="mcp-elicitation"))
+            result = await paused.resume(waiting[0], decisions, lease.session)
+        return result
+
+    async def run_leased(lease: Lease, code: str, ctx: Context, key: str | None
+                         ) -> CallToolResult:
         try:
             result = await lease.session.run_async(code)
+            result = await settle(result, lease, ctx, key)
         finally:
             await anyio.to_thread.run_sync(sessions.release, lease)
-        return reply(result_payload(result, lease), not result.ok)
+        return answer(result, lease)
 
     async def run_script(
         code: Code, ctx: Context, session_id: SessionId = None
@@ -188,8 +239,49 @@ def build_server(
             if isinstance(lease, Refusal):
                 outcome = refused(lease)
             else:
-                outcome = await run_leased(lease, code)
+                outcome = await run_leased(lease, code, ctx, key)
         return outcome
+
+    async def resume_leased(run_id: str, ctx: Context,
+                            decide: tuple[str, bool, str] | None = None) -> CallToolResult:
+        key = client_key(ctx, single_client)
+        if not paused.may_resume(run_id, key):
+            return refused(Refusal("unknown_run", f"no paused run {run_id!r} of this "
+                                   "connection"))
+        waiting = await anyio.to_thread.run_sync(paused.waiting, run_id)
+        if waiting is None:
+            return refused(Refusal("unknown_run", f"run {run_id!r} is not paused (finished, "
+                                   "resumed already, or unknown)"))
+        run, decisions = waiting
+        if decide is not None:
+            pending_id, approve, reason = decide
+            decision = Decision.allow(reason) if approve else Decision.deny(reason)
+            await anyio.to_thread.run_sync(
+                lambda: runtime.durability.store.decide(pending_id, decision, by="mcp-client"))
+            decisions = {**decisions, pending_id: decision}
+        undecided = [c.id for c in run.pending if c.id not in decisions]
+        if undecided:
+            return reply({"ok": False, "status": "paused", "run_id": run_id,
+                          "error": {"type": "undecided", "message": "these calls still wait "
+                                    f"for a person's decision: {', '.join(undecided)}"}}, False)
+        with anyio.CancelScope(shield=True):
+            lease = await anyio.to_thread.run_sync(sessions.acquire, None, key)
+            if isinstance(lease, Refusal):
+                return refused(lease)
+            try:
+                result = await paused.resume(run, decisions, lease.session)
+                result = await settle(result, lease, ctx, key)
+            finally:
+                await anyio.to_thread.run_sync(sessions.release, lease)
+        return answer(result, lease)
+
+    async def resume_run(run_id: RunId, ctx: Context) -> CallToolResult:
+        return await resume_leased(run_id, ctx)
+
+    async def decide_pending(pending_id: PendingId, approve: bool, ctx: Context,
+                             reason: str = "") -> CallToolResult:
+        run_id = pending_id.rpartition(":")[0]
+        return await resume_leased(run_id, ctx, (pending_id, approve, reason))
 
     async def reset_session(ctx: Context, session_id: SessionId = None) -> CallToolResult:
         key = client_key(ctx, single_client)
@@ -210,5 +302,23 @@ def build_server(
             read_only_hint=False, destructive_hint=False, idempotent_hint=True
         ),
     )
+    if approvals or client_decides:
+        server.add_tool(
+            resume_run,
+            name="resume_run",
+            description="Resume a run_script run that paused (status 'paused') once a person "
+            "has decided its pending calls; returns its result like run_script (it may pause "
+            "again).",
+            annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True),
+        )
+    if client_decides:
+        server.add_tool(
+            decide_pending,
+            name="decide_pending",
+            description="Approve or deny one pending call of a paused run, as the person "
+            "decided; when every call of the run is decided, the run resumes and its result "
+            "comes back.",
+            annotations=ToolAnnotations(read_only_hint=False, open_world_hint=True),
+        )
     server.sessions = sessions
     return server
