@@ -92,6 +92,72 @@ def _breakpoint(*args: Any, **kwargs: Any) -> None:
                               "you want to inspect")
 
 
+def _getattr(guards: Guards) -> Callable[..., Any]:
+    def getattr(*args: Any, **kwargs: Any) -> Any:
+        # CPython's messages for a wrong call (the guard's own signature would show).
+        if kwargs:
+            raise TypeError("getattr() takes no keyword arguments")
+        if len(args) < 2:
+            raise TypeError(f"getattr expected at least 2 arguments, got {len(args)}")
+        if len(args) > 3:
+            raise TypeError(f"getattr expected at most 3 arguments, got {len(args)}")
+        if type(args[1]) is not str and not isinstance(args[1], str):
+            raise TypeError(f"attribute name must be string, not '{type(args[1]).__name__}'")
+        return guards.dynamic_getattr(*args)
+
+    return getattr
+
+
+_PRINT_KEYWORDS = frozenset({"sep", "end", "file", "flush"})
+
+
+def _print(print_function: Callable[..., None]) -> Callable[..., None]:
+    def print(*values: Any, **kwargs: Any) -> None:
+        for key in kwargs:
+            if key not in _PRINT_KEYWORDS:
+                raise TypeError(f"'{key}' is an invalid keyword argument for print()")
+        print_function(*values, **kwargs)
+
+    return print
+
+
+def _aiter(obj: Any) -> Any:
+    """``aiter(obj)``: what ``async for`` calls, with CPython's messages."""
+    method = getattr(type(obj), "__aiter__", None)
+    if method is None:
+        raise TypeError(f"'{type(obj).__name__}' object is not an async iterable")
+    iterator = method(obj)
+    if getattr(type(iterator), "__anext__", None) is None:
+        raise TypeError(f"aiter() returned not an async iterator of type "
+                        f"'{type(iterator).__name__}'")
+    return iterator
+
+
+def _anext(*args: Any) -> Any:
+    """``anext(iterator[, default])``: the awaitable ``async for`` awaits; with a
+    default, a coroutine that returns it at ``StopAsyncIteration``."""
+    if not args:
+        raise TypeError("anext expected at least 1 argument, got 0")
+    if len(args) > 2:
+        raise TypeError(f"anext expected at most 2 arguments, got {len(args)}")
+    iterator = args[0]
+    method = getattr(type(iterator), "__anext__", None)
+    if method is None:
+        raise TypeError(f"'{type(iterator).__name__}' object is not an async iterator")
+    awaitable = method(iterator)
+    if len(args) == 1:
+        return awaitable
+    default = args[1]
+
+    async def anext_with_default() -> Any:
+        try:
+            return await awaitable
+        except StopAsyncIteration:
+            return default
+
+    return anext_with_default()
+
+
 def _dir(guards: Guards) -> Callable[..., list[str]]:
     def dir(*obj: Any) -> list[str]:
         if not obj:
@@ -110,10 +176,10 @@ def make_builtins(
     table: dict[str, Any] = {name: getattr(_builtins, name) for name in _PLAIN + _EXCEPTIONS}
     table.update(builtin_exceptions())  # every one; the host's signals are script classes
     own: dict[str, Callable[..., Any]] = {
-        "getattr": guards.dynamic_getattr, "hasattr": guards.hasattr,
+        "getattr": _getattr(guards), "hasattr": guards.hasattr,
         "setattr": guards.setattr, "delattr": guards.delattr, "vars": guards.vars,
-        "dir": _dir(guards), "pow": guards.pow, "print": print_function,
-        "breakpoint": _breakpoint,
+        "dir": _dir(guards), "pow": guards.pow, "print": _print(print_function),
+        "breakpoint": _breakpoint, "aiter": _aiter, "anext": _anext,
     }
     table.update({name: BuiltinFunction(name, func) for name, func in own.items()})
     table.update(

@@ -894,6 +894,16 @@ class ModuleFacade:
         for key, value in members.items():
             object.__setattr__(self, key, value)
 
+    def __getattr__(self, name: str) -> Any:
+        # Only for a missing member: CPython's message, and a plain refusal when the
+        # real module has the name (looked up among loaded modules, never imported).
+        module = object.__getattribute__(self, "_facade_name")
+        message = f"module {module!r} has no attribute {name!r}"
+        real = sys.modules.get(module)
+        if real is not None and isinstance(name, str) and hasattr(real, name):
+            message += ": it is not available in the sandbox"
+        raise AttributeError(message)
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise TypeError("modules are read-only in the sandbox")
 

@@ -147,6 +147,11 @@ CLASSES: tuple[Capability, ...] = tuple(
              "the stub of a tool: calling it sends {tool, args} to the host; type(tool) "
              "is a stand-in shown as 'tool', so no script builds a stub with its own "
              "callback", "tool")
+    + _group("tools", STAND_IN,
+             "a namespace of tools (github.list_prs): read-only attributes that are the "
+             "namespace's tool stubs, private names refused, nothing can be set; type() is a "
+             "stand-in shown as 'tool_namespace', so no script builds one over its own stubs",
+             "tool_namespace")
     + _group("interpreter", REAL,
              "provenance boxes (labels on, issue 27): a labelled str/int/float/bytes, a bool "
              "(an int printing as True/False), a None; subclasses with no member of their "
@@ -353,6 +358,8 @@ BUILTINS: dict[str, str] = {
     "pow": "the integer-size limit of **",
     "print": "captured output with a size limit",
     "breakpoint": "refused with a hint",
+    "aiter": "what async for calls: the object's own __aiter__, CPython's messages",
+    "anext": "the object's own __anext__ awaitable (a coroutine of ours with a default)",
     "parallel": "read-only tool calls at once, through the same host call path",
 }
 """Every name of a script's builtins it can use (besides the tools and the guard
