@@ -34,7 +34,14 @@ from .policy import (
     compile_script,
 )
 from .provenance import Provenance
-from .toolcalls import SCRIPT_EXCEPTIONS, HostLink, ToolCaller, ToolError, ToolStub, error_label
+from .toolcalls import (
+    SCRIPT_EXCEPTIONS,
+    HostLink,
+    ToolCaller,
+    ToolError,
+    error_label,
+    install_tool_stubs,
+)
 
 _GUARD_NAMES = frozenset({"__builtins__", "__name__", "_getattr_", "_write_", "_write_private_",
                           "_pow_", "_lshift_", "_check_abort_", "_defer_"})
@@ -140,13 +147,7 @@ class Interpreter:
         if self.labels:
             self.provenance = provenance_hooks.install(builtins, guards, self.output,
                                                        self.caller)
-        for spec in self.tools:
-            params = [p["name"] for p in spec.get("params", [])
-                      if p.get("kind", "positional_or_keyword") != "keyword_only"]
-            builtins[spec["name"]] = ToolStub(
-                spec["name"], params, bool(spec.get("read_only")), str(spec.get("doc", "")),
-                self.caller.call,
-            )
+        install_tool_stubs(builtins, self.tools, self.caller.call)
         self.namespace.update(
             {
                 "__builtins__": builtins,

@@ -228,6 +228,68 @@ hide_constructor(ToolStub, "call the tools by name: every tool the script may ca
                  "already defined", shown_as="tool")
 
 
+class ToolNamespace:
+    """What a script sees for a namespace of tools (``github``): its tools as
+    read-only attributes (``github.list_prs(...)`` is an ordinary :class:`ToolStub`
+    call). No state but the name and the stubs (private names); nothing can be
+    set, and ``type(ns)`` is a stand-in shown as ``'tool_namespace'``."""
+
+    __slots__ = ("_name", "_stubs")
+
+    def __init__(self, name: str, stubs: dict[str, ToolStub]) -> None:
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_stubs", dict(stubs))
+
+    def __getattr__(self, attr: str) -> ToolStub:
+        stubs: dict[str, ToolStub] = object.__getattribute__(self, "_stubs")
+        stub = stubs.get(attr)
+        if stub is None or attr.startswith("_"):
+            name = object.__getattribute__(self, "_name")
+            raise ToolNotFound(
+                f"namespace {name!r} has no tool {attr!r}; search_tools('...') finds tools "
+                f"and dir({name}) lists this namespace's tools",
+                tool=f"{name}.{attr}", type="unknown_tool")
+        return stub
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        raise AttributeError("a tool namespace is read-only")
+
+    def __delattr__(self, attr: str) -> None:
+        raise AttributeError("a tool namespace is read-only")
+
+    def __dir__(self) -> list[str]:
+        return sorted(object.__getattribute__(self, "_stubs"))
+
+    def __repr__(self) -> str:
+        name = object.__getattribute__(self, "_name")
+        return f"<tool namespace {name}: {len(object.__getattribute__(self, '_stubs'))} tools>"
+
+
+hide_constructor(ToolNamespace, "use the namespaces the script already has",
+                 shown_as="tool_namespace")
+
+
+def install_tool_stubs(builtins: dict[str, Any], specs: list[dict[str, Any]],
+                       call: Callable[[str, dict[str, Any]], Any]) -> None:
+    """Put a :class:`ToolStub` per tool into ``builtins``; tools named ``ns.tool`` go
+    into one :class:`ToolNamespace` ``ns`` (a name already taken is left alone)."""
+    grouped: dict[str, dict[str, ToolStub]] = {}
+    for spec in specs:
+        params = [p["name"] for p in spec.get("params", [])
+                  if p.get("kind", "positional_or_keyword") != "keyword_only"]
+        name = str(spec["name"])
+        stub = ToolStub(name, params, bool(spec.get("read_only")), str(spec.get("doc", "")),
+                        call)
+        if "." in name:
+            namespace, short = name.split(".", 1)
+            grouped.setdefault(namespace, {})[short] = stub
+        else:
+            builtins[name] = stub
+    for namespace, stubs in grouped.items():
+        if namespace.isidentifier() and namespace not in builtins:
+            builtins[namespace] = ToolNamespace(namespace, stubs)
+
+
 class ToolCaller:
     """Sends tool calls for one interpreter and turns replies into values or errors.
 

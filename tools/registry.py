@@ -9,11 +9,13 @@ from typing import Any
 
 from toolscript.errors import ToolDefinitionError
 
+from .catalog import Namespace, NamespaceInfo, wire_name
 from .definition import Tool
 from .frameworks import as_tool
+from .toolsearch import ToolSearch
 from .twophase import TwoPhase
 
-__all__ = ["RESERVED_NAMES", "ToolRegistry"]
+__all__ = ["RESERVED_NAMES", "ToolRegistry", "flatten_items"]
 
 RESERVED_NAMES: frozenset[str] = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 """Names a tool may not take: Python builtins (a tool would shadow them in scripts)."""
@@ -45,8 +47,36 @@ class ToolRegistry:
         """
         reserved_names = RESERVED_NAMES | frozenset(reserved)
         by_name: dict[str, Tool] = {}
-        for item in _flatten(tools):
-            t = as_tool(item)
+        items = list(tools)
+        searches = [i for i in items if isinstance(i, ToolSearch)]
+        if len(searches) > 1:
+            raise ToolDefinitionError("give at most one ToolSearch among the tools")
+        groups = [i for i in items if isinstance(i, Namespace)]
+        deferred: set[str] = set()
+        namespaces: dict[str, NamespaceInfo] = {}
+        loose = [i for i in items if not isinstance(i, (Namespace, ToolSearch))]
+        staged: list[Tool] = [as_tool(item) for item in _flatten(loose)]
+        for group in groups:
+            members = group.tools(as_tool)
+            staged.extend(members)
+            if group.deferred:
+                deferred.update(t.name for t in members)
+            if group.name is not None:
+                if group.name in namespaces:
+                    raise ToolDefinitionError(f"namespace {group.name!r} is given twice")
+                if group.name in reserved_names:
+                    raise ToolDefinitionError(
+                        f"namespace name {group.name!r} is reserved: it would shadow that "
+                        "name in scripts")
+                namespaces[group.name] = NamespaceInfo(
+                    group.name, group.description, group.deferred, len(members))
+        self._search: ToolSearch | None = searches[0] if searches else (
+            ToolSearch() if deferred else None)
+        if self._search is not None:
+            listing = namespace_listing(sorted(namespaces.values(), key=lambda n: n.name),
+                                        sum(1 for n in deferred if "." not in n))
+            staged.extend(self._search.tools(listing))
+        for t in staged:
             if t.name in reserved_names:
                 raise ToolDefinitionError(
                     f"tool name {t.name!r} is reserved: it would shadow "
@@ -62,7 +92,51 @@ class ToolRegistry:
                     "pass name= to rename one of them"
                 )
             by_name[t.name] = t
+        for name in namespaces:
+            if name in by_name:
+                raise ToolDefinitionError(
+                    f"namespace {name!r} has the name of a tool; rename one of them")
         self._tools: dict[str, Tool] = {name: by_name[name] for name in sorted(by_name)}
+        self._wire: dict[str, Tool] = {}
+        for t in self._tools.values():
+            wire = wire_name(t.name)
+            clash = self._wire.get(wire)
+            if clash is not None:
+                raise ToolDefinitionError(
+                    f"tools {clash.name!r} and {t.name!r} have the same function name "
+                    f"{wire!r}; rename one of them")
+            self._wire[wire] = t
+        self._namespaces = {n: namespaces[n] for n in sorted(namespaces)}
+        self._deferred = frozenset(deferred)
+        if self._search is not None:
+            self._search.bind(self)
+
+    # -- namespaces and deferred loading -------------------------------------------------
+
+    def namespaces(self) -> list[NamespaceInfo]:
+        """The declared namespaces, sorted by name."""
+        return list(self._namespaces.values())
+
+    def is_deferred(self, name: str) -> bool:
+        """True if tool ``name`` is loaded on demand (not shown in the prompt)."""
+        return name in self._deferred
+
+    def deferred_names(self) -> list[str]:
+        """The deferred tools' names, sorted."""
+        return sorted(self._deferred)
+
+    def loaded(self) -> list[Tool]:
+        """The tools shown to the model from the start (all but the deferred), by name."""
+        return [t for t in self._tools.values() if t.name not in self._deferred]
+
+    def by_wire_name(self, name: str) -> Tool | None:
+        """The tool whose function name (``github__list_prs``) or name is ``name``."""
+        return self._wire.get(name) or self._tools.get(name)
+
+    @property
+    def search(self) -> ToolSearch | None:
+        """The tool search of this registry (None without deferred tools or a ToolSearch)."""
+        return self._search
 
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, or None."""
@@ -122,18 +196,42 @@ class ToolRegistry:
         ]
 
     def function_specs(self) -> list[dict[str, Any]]:
-        """``[{"name", "description", "parameters"}]`` for classic function calling."""
-        return [t.function_spec() for t in self._tools.values()]
+        """``[{"name", "description", "parameters"}]`` for classic function calling:
+        the loaded tools, under their function names (``github__list_prs``)."""
+        return [{**t.function_spec(), "name": wire_name(t.name)} for t in self.loaded()]
 
-    def render_stubs(self) -> str:
-        """All tools as Python stubs for the model's prompt (deterministic)."""
+    def render_stubs(self, tools: Iterable[Tool] | None = None) -> str:
+        """Python stubs for the model's prompt (deterministic): the loaded tools (or
+        ``tools``), namespaced ones as ``class ns:`` blocks."""
         from .stubs import render_stubs
 
-        return render_stubs(self._tools.values())
+        described = {n.name: n.description for n in self._namespaces.values()}
+        return render_stubs(self.loaded() if tools is None else tools, described)
 
     def __repr__(self) -> str:
         """``ToolRegistry(['a', 'b'])``."""
         return f"ToolRegistry({self.names()!r})"
+
+
+def namespace_listing(namespaces: list[NamespaceInfo], loose_deferred: int) -> str:
+    """The lines the model reads about deferred namespaces (in ``search_tools``' text):
+    one line each, so the prompt stays the same size as the namespaces grow."""
+    lines = [f"- {n.name}: {n.description or 'tools'} ({n.size} tools)"
+             for n in namespaces if n.deferred]
+    if loose_deferred:
+        lines.append(f"- (no namespace): {loose_deferred} more tools")
+    if not lines:
+        return ""
+    return ("Tools loaded on demand (not listed elsewhere; find them here), by "
+            "namespace:\n" + "\n".join(lines))
+
+
+def flatten_items(
+    items: Iterable[Any],
+) -> Iterator[Tool | Callable[..., Any]]:
+    """Tools, callables and framework tools out of ``items`` (TwoPhase pairs and tool
+    sources opened up)."""
+    return _flatten(items)
 
 
 def _flatten(

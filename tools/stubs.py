@@ -38,7 +38,7 @@ import dataclasses
 import enum
 import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import pydantic_models
@@ -64,17 +64,48 @@ _MAX_LINE = 100
 _INDENT = "    "
 
 
-def render_stubs(tools: Iterable[Tool]) -> str:
-    """All ``tools`` as Python source: record classes first, then functions by name."""
+def render_stubs(tools: Iterable[Tool],
+                 namespaces: Mapping[str, str] | None = None) -> str:
+    """All ``tools`` as Python source: record classes first, then functions by name.
+
+    A tool named ``ns.tool`` (see :mod:`.catalog`) is rendered as a method of
+    ``class ns:`` (its docstring: ``namespaces[ns]``), after the plain functions;
+    namespaces sorted by name. Output is deterministic for the same tools.
+    """
     renderer = _Renderer()
-    functions = [renderer.function(t) for t in sorted(tools, key=lambda t: t.name)]
+    plain: list[str] = []
+    grouped: dict[str, list[str]] = {}
+    for t in sorted(tools, key=lambda t: t.name):
+        if "." in t.name:
+            namespace, short = t.name.rsplit(".", 1)
+            grouped.setdefault(namespace, []).append(renderer.function(t, short))
+        else:
+            plain.append(renderer.function(t))
+    blocks = []
+    for namespace in sorted(grouped):
+        text = (namespaces or {}).get(namespace, "")
+        doc = f"{text.rstrip('.')}. " if text else ""
+        head = (f"class {namespace}:\n{_INDENT}\"\"\"{doc}Call as "
+                f"{namespace}.<tool>(...).\"\"\"\n")
+        body = "\n\n".join(_indented(f) for f in grouped[namespace])
+        blocks.append(f"{head}\n{body}")
     classes = renderer.classes()
-    return "\n\n".join([*classes, *functions]) + "\n" if functions or classes else ""
+    parts = [*classes, *plain, *blocks]
+    return "\n\n".join(parts) + "\n" if parts else ""
 
 
-def render_stub(tool: Tool) -> str:
-    """One tool as a Python stub, with the record classes it uses before it."""
-    return render_stubs([tool])
+def _indented(text: str) -> str:
+    return "\n".join(_INDENT + line if line else line for line in text.split("\n"))
+
+
+def render_stub(tool: Tool, name: str | None = None) -> str:
+    """One tool as a Python stub, with the record classes it uses before it
+    (``name``: the name shown, e.g. without the namespace)."""
+    if name is None:
+        return render_stubs([tool])
+    renderer = _Renderer()
+    function = renderer.function(tool, name)
+    return "\n\n".join([*renderer.classes(), function]) + "\n"
 
 
 class _Renderer:
@@ -236,7 +267,7 @@ class _Renderer:
 
     # -- functions --------------------------------------------------------------------
 
-    def function(self, t: Tool) -> str:
+    def function(self, t: Tool, name: str | None = None) -> str:
         params: list[str] = []
         param_notes: dict[str, list[str]] = {}
         star_done = False
@@ -256,10 +287,11 @@ class _Renderer:
             returns = f" -> {rendered}"
             if notes:
                 returns_comment = f"  # {'; '.join(notes)}"
-        head = f"def {t.name}({', '.join(params)}){returns}:"
+        shown = name or t.name
+        head = f"def {shown}({', '.join(params)}){returns}:"
         if len(head) > _MAX_LINE and params:
             inner = "".join(f"{_INDENT}{p},\n" for p in params)
-            head = f"def {t.name}(\n{inner}){returns}:"
+            head = f"def {shown}(\n{inner}){returns}:"
         head += returns_comment
 
         intro, sections = split_intro(t.description)

@@ -35,7 +35,7 @@ from .. import prompts
 from ..providers.base import ToolCall, ToolOutcome
 from ..providers.schema import drop_nulls_for_optional
 from .format import cap, format_run_result, format_tool_record
-from .offer import Offer
+from .offer import Offer, found_tools, function_name
 from .protocols import RunResultLike, SessionLike, ToolCallRecordLike
 
 __all__ = ["Group", "Step", "TurnExecutor", "classic_script", "classic_step", "not_executed",
@@ -114,6 +114,9 @@ class TurnExecutor:
         self.max_tool_chars = max_tool_chars
         self.strict = strict
         self.intercept = dict(intercept or {})
+        self.loaded: dict[str, Any] = {}
+        """Deferred tools found by a search of this run, by function name: offered and
+        callable from the next turn on."""
 
     def execute(self, calls: list[ToolCall]) -> list[Step]:
         """One :class:`Step` per call, in call order."""
@@ -146,7 +149,7 @@ class TurnExecutor:
                     halted_by = f"the earlier run_script call {call.id} failed"
                 i += 1
                 continue
-            tool = self.offer.direct.get(call.name)
+            tool = self._tool(call.name)
             if tool is None:
                 unknown = functools.partial(_one, self._unknown, call, outcome)
                 yield Group([call], "refused", unknown)
@@ -183,8 +186,22 @@ class TurnExecutor:
         return script_step(call, code, result, self.max_script_chars)
 
     # ----------------------------------------------------------- direct calls
+    def _tool(self, name: str) -> Any:
+        return self.offer.direct.get(name) or self.loaded.get(name)
+
+    def _name(self, call: ToolCall) -> str:
+        """The registry name of the tool a call names by its function name."""
+        tool = self._tool(call.name)
+        return str(tool.name) if tool is not None else call.name
+
+    def _load_found(self, record: ToolCallRecordLike) -> None:
+        for name in found_tools(record):
+            wire = function_name(name)
+            if wire in self.offer.deferred:
+                self.loaded[wire] = self.offer.deferred[wire]
+
     def _is_read_only_direct(self, call: ToolCall) -> bool:
-        tool = self.offer.direct.get(call.name)
+        tool = self._tool(call.name)
         return tool is not None and bool(getattr(tool, "read_only", False))
 
     def _arguments(self, call: ToolCall) -> dict[str, Any] | str:
@@ -192,13 +209,14 @@ class TurnExecutor:
         if parsed is None:
             return call.arguments if isinstance(call.arguments, str) else str(call.arguments)
         if self.strict:
-            tool = self.offer.direct[call.name]
+            tool = self._tool(call.name)
             parsed = drop_nulls_for_optional(parsed, tool.parameters_schema)
         return parsed
 
     def _direct(self, call: ToolCall) -> Step:
         args = self._arguments(call)
-        record = self.session.call_tool(call.name, args)
+        record = self.session.call_tool(self._name(call), args)
+        self._load_found(record)
         if _deferred(record) and isinstance(args, dict):
             return self._defer_classic(call, args, record)
         return self._step(call, record)
@@ -207,8 +225,10 @@ class TurnExecutor:
         if len(calls) == 1:
             return [self._direct(calls[0])]
         arguments = [self._arguments(c) for c in calls]
-        records = self.session.call_tools([(c.name, a) for c, a in zip(calls, arguments,
-                                                                         strict=True)])
+        records = self.session.call_tools([(self._name(c), a) for c, a in zip(calls, arguments,
+                                                                              strict=True)])
+        for record in records:
+            self._load_found(record)
         return [self._defer_classic(c, a, r) if _deferred(r) and isinstance(a, dict)
                 else self._step(c, r) for c, a, r in zip(calls, arguments, records, strict=True)]
 
@@ -216,7 +236,7 @@ class TurnExecutor:
                        record: ToolCallRecordLike) -> Step:
         """A classic call the approval hook deferred: issued again as a one-call script,
         which pauses durably (journal, signed continuation) like any script."""
-        result = self.session.run(classic_script(call.name, args))
+        result = self.session.run(classic_script(self._name(call), args))
         records = [record, *result.tool_calls]
         if getattr(result, "status", "") == "paused":
             return Step(call.id, call.name, call.arguments, True, False, "", records, result,

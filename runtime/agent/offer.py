@@ -77,6 +77,9 @@ class Offer:
     direct: dict[str, Any] = field(default_factory=dict)
     script_tools: list[str] = field(default_factory=list)
     run_script: bool = False
+    deferred: dict[str, Any] = field(default_factory=dict)
+    """Direct-callable deferred tools by function name: offered from the turn after
+    ``search_tools`` (or ``describe_tool``) found them."""
 
 
 def build_offer(
@@ -89,8 +92,12 @@ def build_offer(
     """The :class:`Offer` for ``mode`` over every tool in ``registry``."""
     if mode not in MODES:
         raise ConfigurationError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-    tools = list(registry)
+    is_deferred = getattr(registry, "is_deferred", None)
+    every = list(registry)
+    tools = [t for t in every if not (is_deferred and is_deferred(t.name))]
+    deferred = [t for t in every if is_deferred and is_deferred(t.name)]
     callers = {t.name: allowed_callers(t) for t in tools}
+    callers.update({t.name: allowed_callers(t) for t in deferred})
     script_tools = [t for t in tools if SCRIPT in callers[t.name]]
     if mode == "classic":
         direct = [t for t in tools if DIRECT in callers[t.name]]
@@ -119,23 +126,54 @@ def build_offer(
                 parameters=prompts.run_script_parameters(),
             )
         )
-    specs.extend(
-        ToolSpec(name=t.name, description=t.description or t.name, parameters=t.parameters_schema,
-                 examples=tuple(getattr(t, "examples", ()) or ()))
-        for t in direct
-    )
+    specs.extend(tool_spec(t) for t in direct)
+    on_demand = [t for t in deferred if DIRECT in callers[t.name] and (
+        mode != "programmatic" or callers[t.name] == {DIRECT})]
+    namespaces = [n.name for n in getattr(registry, "namespaces", list)()]
     return Offer(
         specs=specs,
-        direct={t.name: t for t in direct},
-        script_tools=[t.name for t in script_tools],
+        direct={function_name(t.name): t for t in direct},
+        script_tools=[t.name for t in script_tools]
+        + [t.name for t in deferred if SCRIPT in callers[t.name]] + namespaces,
         run_script=with_script,
+        deferred={function_name(t.name): t for t in on_demand},
     )
+
+
+def function_name(name: str) -> str:
+    """The function name a model calls for tool ``name`` (``github.list_prs`` ->
+    ``github__list_prs``: providers allow no dots)."""
+    return name.replace(".", "__")
+
+
+def tool_spec(t: Any) -> ToolSpec:
+    """The :class:`ToolSpec` of one directly callable tool."""
+    return ToolSpec(name=function_name(t.name), description=t.description or t.name,
+                    parameters=t.parameters_schema,
+                    examples=tuple(getattr(t, "examples", ()) or ()))
+
+
+def found_tools(record: Any) -> list[str]:
+    """The tool names a ``search_tools`` / ``describe_tool`` call record found (classic
+    mode loads them for the next turn)."""
+    if not getattr(record, "ok", False):
+        return []
+    tool = getattr(record, "tool_name", None) or getattr(record, "name", None)
+    value = getattr(record, "value", None)
+    if tool == "search_tools" and isinstance(value, list):
+        return [str(v["name"]) for v in value if isinstance(v, dict) and "name" in v]
+    if tool == "describe_tool":
+        args = getattr(record, "args", None)
+        if isinstance(args, dict) and isinstance(args.get("name"), str):
+            return [args["name"]]
+    return []
 
 
 def render_script_stubs(registry: Any, tools: Iterable[Any]) -> str:
     """Python stubs of ``tools`` (the script-callable subset of ``registry``)."""
     wanted = list(tools)
-    if len(wanted) == len(list(registry)):
+    loaded = getattr(registry, "loaded", None)
+    if len(wanted) == len(list(loaded() if loaded else registry)):
         return str(registry.render_stubs())
     from toolscript.tools.stubs import render_stubs
 

@@ -29,6 +29,7 @@ from ..providers.base import Message, ModelTurn, Request, ToolCall, ToolOutcome,
 from .executor import Step, TurnExecutor, not_executed
 from .format import to_json
 from .history import bound_names, earlier_scripts, parse_probe, probe_script
+from .offer import tool_spec
 from .output import OutputInvalid
 from .paused import AgentState, PausedStep
 from .protocols import RunResultLike, SessionLike, ToolCallRecordLike
@@ -125,6 +126,10 @@ class RunState:
     def request(self) -> Request:
         """The request of the next turn."""
         request: Request = self.agent.request
+        loaded = self.executor.loaded
+        if loaded:  # deferred tools a search found: offered from now on, after the rest
+            request = replace(request, tools=[*request.tools, *(
+                tool_spec(loaded[name]) for name in sorted(loaded))])
         if self.forced is None:
             return request
         if self.agent.output is not None:
