@@ -6,8 +6,13 @@
   writes, writes mixed with reads, a loop of single calls, direct
   ``call_tools`` batches, async tools, ``run_async`` cancelled by its loop,
   an agent turn of classic tool calls or of one script, sync or async.
-  The interrupt is a real SIGINT to the main thread, delivered while a write
-  is running; the writes count their own starts.
+  The interrupt is a real SIGINT to the main thread, sent by the call whose
+  start completes the calls the run starts at once (every read of the batch
+  and its first write); from arming until the caller has caught
+  ``KeyboardInterrupt``, every call holds instead of returning, so no call is
+  between its start check and its first line when the test takes its count:
+  a later start is the runtime's, never the scheduler's. The writes count
+  their own starts.
 * **A plan is spent only by the session and user it was approved for.**
   Another session running the identical script (for another injected user)
   goes to the fallback and uses up nothing; a call injecting another value
@@ -47,15 +52,75 @@ from waiting import wait_until
 from toolscript import Decision, Limits, Runtime, tool, two_phase
 
 WRITE_S = 0.3
-"""How long each write takes: the interrupt lands while one is running."""
+"""How long each write takes when no interrupt is armed."""
+HOLD_S = 30.0
+"""Longest an armed call holds for the caller to catch its ``KeyboardInterrupt``."""
+
+Ready = Callable[[list[int]], bool]
+"""Given the calls started so far (in order): is it time for the Ctrl-C?"""
+
+
+def first_call(started: list[int]) -> bool:
+    """Ctrl-C as soon as one call runs (batches whose calls run one at a time)."""
+    return len(started) >= 1
 
 
 class Writes:
-    """Starts and ends of the test's write tools, in order (thread-safe appends)."""
+    """Starts and ends of the test's write tools, in order (thread-safe appends).
+
+    :meth:`interrupt_once` arms a real Ctrl-C: the call whose start makes
+    ``ready(started)`` true sends SIGINT to the main thread, and every call holds
+    (instead of sleeping :data:`WRITE_S`) until :meth:`caught` says the caller
+    has the ``KeyboardInterrupt``. So a call that passed the runtime's start check
+    before the stop has its start counted before the caller's count is taken,
+    however the threads are scheduled: the calls running when the caller gets the
+    interrupt are exactly ``ready``'s, and any later start is one the runtime let
+    through after the stop.
+    """
 
     def __init__(self) -> None:
         self.started: list[int] = []
         self.finished: list[int] = []
+        self._lock = threading.Lock()
+        self._ready: Ready | None = None
+        self._fired = False
+        self._caught = threading.Event()
+        self._main = threading.main_thread().ident
+
+    def interrupt_once(self, ready: Ready = first_call) -> None:
+        """Arm the Ctrl-C (see the class docstring); call it from the main thread."""
+        assert threading.current_thread() is threading.main_thread()
+        self._ready = ready
+
+    def caught(self) -> list[int]:
+        """The caller has its ``KeyboardInterrupt``: the calls started by then (the
+        count is taken before any held call returns), and the held calls go on."""
+        with self._lock:
+            seen = list(self.started)
+        self._caught.set()
+        return seen
+
+    def _start(self, n: int) -> None:
+        with self._lock:
+            self.started.append(n)
+            fire = (self._ready is not None and not self._fired
+                    and self._ready(list(self.started)))
+            self._fired = self._fired or fire
+        if fire:
+            assert self._main is not None
+            signal.pthread_kill(self._main, signal.SIGINT)  # as Ctrl-C does
+
+    def _hold(self) -> None:
+        if self._ready is None:
+            time.sleep(WRITE_S)
+        else:
+            self._caught.wait(HOLD_S)
+
+    async def _hold_async(self) -> None:
+        if self._ready is None:
+            await asyncio.sleep(WRITE_S)
+        else:
+            await asyncio.to_thread(self._caught.wait, HOLD_S)
 
     def tools(self) -> list[Any]:
         """A write tool, an async write tool and a read tool that count their runs."""
@@ -63,44 +128,28 @@ class Writes:
         @tool
         def write(n: int) -> int:
             """Write item n."""
-            self.started.append(n)
-            time.sleep(WRITE_S)
+            self._start(n)
+            self._hold()
             self.finished.append(n)
             return n
 
         @tool
         async def write_async(n: int) -> int:
             """Write item n (async)."""
-            self.started.append(n)
-            await asyncio.sleep(WRITE_S)
+            self._start(n)
+            await self._hold_async()
             self.finished.append(n)
             return n
 
         @tool(read_only=True)
         def read(n: int) -> int:
             """Read item n."""
-            self.started.append(n)
-            time.sleep(WRITE_S)
+            self._start(n)
+            self._hold()
             self.finished.append(n)
             return n
 
         return [write, write_async, read]
-
-
-def _interrupt_when(condition: Callable[[], bool]) -> threading.Thread:
-    """SIGINT the main thread (as Ctrl-C does) once ``condition()`` holds."""
-    main = threading.main_thread().ident
-    assert main is not None and threading.current_thread() is threading.main_thread()
-
-    def fire() -> None:
-        deadline = time.monotonic() + 30.0
-        while not condition() and time.monotonic() < deadline:
-            time.sleep(0.005)
-        signal.pthread_kill(main, signal.SIGINT)
-
-    thread = threading.Thread(target=fire, daemon=True)
-    thread.start()
-    return thread
 
 
 def _assert_nothing_started_after(writes: Writes, seen: list[int]) -> None:
@@ -112,7 +161,7 @@ def _assert_nothing_started_after(writes: Writes, seen: list[int]) -> None:
         f"calls started after Ctrl-C reached the caller: {writes.started[len(seen):]}")
 
 
-SCRIPTS = {
+SCRIPTS = {  # each with the calls that run at once, before the first write returns
     "parallel writes": "parallel(write, [{'n': i} for i in range(8)])",
     "parallel async writes": "parallel(write_async, [{'n': i} for i in range(8)])",
     "parallel writes and reads": (
@@ -120,6 +169,10 @@ SCRIPTS = {
         " (write, {'n': 4}), (write, {'n': 5}), (read, {'n': 6}), (write, {'n': 7})])"),
     "a loop of writes": "for i in range(8):\n    write(n=i)",
     "a loop of parallel batches": "for i in range(8):\n    parallel(write, [{'n': i}])",
+}
+READY: dict[str, Ready] = {
+    # both reads start on workers with the batch, the writes one by one from write 0
+    "parallel writes and reads": lambda started: {0, 2, 6} <= set(started),
 }
 
 
@@ -132,12 +185,44 @@ def test_ctrl_c_stops_the_calls_of_a_run(backend_name: str, make_runtime: Any,
     runtime: Runtime = make_runtime(writes.tools(), limits=Limits(wall_time_s=60.0))
     with runtime.session() as session:
         assert session.run("x = 1").ok
-        _interrupt_when(lambda: len(writes.started) >= 1)
+        writes.interrupt_once(READY.get(shape, first_call))
         with pytest.raises(KeyboardInterrupt):
             session.run(SCRIPTS[shape])
-        seen = list(writes.started)
+        seen = writes.caught()
         _assert_nothing_started_after(writes, seen)
         assert session.run("1 + 1").value == 2  # the session goes on with a fresh sandbox
+
+
+class SlowStartRecords:
+    """An audit whose start record of a read takes a while (an ``AuditLog(sync="fsync")``
+    on a slow disk): the runtime writes it after its start check and before the tool's
+    first line, so each read of a batch is in that window for a moment."""
+
+    def __call__(self, record: Any, event: Any) -> None:
+        """Outcome records: nothing to keep."""
+
+    def call_started(self, record: Any, event: Any) -> None:
+        """A start record: slow for reads."""
+        if record.name == "read":
+            time.sleep(WRITE_S / 2)
+
+
+def test_ctrl_c_with_calls_between_their_start_check_and_their_first_line(
+        backend_name: str, make_runtime: Any) -> None:
+    """Reads are past the runtime's start check but not yet in their tool when write 0
+    starts: the interrupt waits for them (they started before Ctrl-C; a count taken as
+    write 0 starts missed them, and a loaded machine made that window by itself), and
+    no call starts after it."""
+    writes = Writes()
+    runtime: Runtime = make_runtime(writes.tools(), limits=Limits(wall_time_s=60.0),
+                                    audit=SlowStartRecords())
+    with runtime.session() as session:
+        writes.interrupt_once(READY["parallel writes and reads"])
+        with pytest.raises(KeyboardInterrupt):
+            session.run(SCRIPTS["parallel writes and reads"])
+        seen = writes.caught()
+        _assert_nothing_started_after(writes, seen)
+    assert sorted(seen) == [0, 2, 6]
 
 
 @pytest.mark.parametrize("tool_name", ["write", "read"])
@@ -149,10 +234,12 @@ def test_ctrl_c_stops_direct_calls(backend_name: str, make_runtime: Any,
     runtime: Runtime = make_runtime(writes.tools(), limits=Limits(wall_time_s=60.0,
                                                                    max_parallel=2))
     with runtime.session() as session:
-        _interrupt_when(lambda: len(writes.started) >= 1)
+        # reads: two at once on workers (max_parallel=2); writes: one by one
+        writes.interrupt_once((lambda started: {0, 1} <= set(started)) if tool_name == "read"
+                              else first_call)
         with pytest.raises(KeyboardInterrupt):
             session.call_tools([(tool_name, {"n": i}) for i in range(8)])
-        seen = list(writes.started)
+        seen = writes.caught()
         _assert_nothing_started_after(writes, seen)
         assert session.call_tool(tool_name, {"n": 99}).ok
 
@@ -438,10 +525,10 @@ def test_ctrl_c_stops_the_calls_of_an_agent_turn(backend_name: str, make_runtime
     with FakeModelServer() as server:
         server.script(*_agent_turns(mode))
         agent = _agent(runtime, server, mode)
-        _interrupt_when(lambda: len(writes.started) >= 1)
+        writes.interrupt_once()
         with pytest.raises(KeyboardInterrupt):
             agent.run("write them")
-        seen = list(writes.started)
+        seen = writes.caught()
         _assert_nothing_started_after(writes, seen)
     assert len(seen) == 1
 
@@ -476,10 +563,10 @@ def test_writes_stopped_by_ctrl_c_are_logged_as_not_acted(backend_name: str, mak
     log = AuditLog(tmp_path / "audit.jsonl", key=None, background=False)
     runtime: Runtime = make_runtime(writes.tools(), limits=Limits(wall_time_s=60.0), audit=log)
     with runtime.session() as session:
-        _interrupt_when(lambda: len(writes.started) >= 1)
+        writes.interrupt_once()
         with pytest.raises(KeyboardInterrupt):
             session.run("parallel(write, [{'n': i} for i in range(6)])")
-        seen = list(writes.started)
+        seen = writes.caught()
         _assert_nothing_started_after(writes, seen)
 
     def lines() -> list[dict[str, Any]]:
