@@ -9,6 +9,17 @@ if TYPE_CHECKING:
     from .durable.pending import PendingCall
 
 
+def location_text(line: Any, column: Any = None) -> str:
+    """`` (line N)``, `` (line N, column C)`` or ``""``: where an error points, as its
+    renderings append it. The line has one owner, the error's ``line`` field (and
+    ``column`` in its details): no message names it."""
+    if not isinstance(line, int) or isinstance(line, bool):
+        return ""
+    if isinstance(column, int) and not isinstance(column, bool):
+        return f" (line {line}, column {column})"
+    return f" (line {line})"
+
+
 @dataclass(frozen=True)
 class RunError:
     """Why a run or a tool call failed.
@@ -40,8 +51,14 @@ class RunError:
         """JSON-able form."""
         return {"type": self.type, "message": self.message, **self.details}
 
+    @property
+    def location(self) -> str:
+        """`` (line N)`` (``, column C`` for a syntax error) or ``""``: what a rendering
+        of the error appends to its message (see :func:`location_text`)."""
+        return location_text(self.details.get("line"), self.details.get("column"))
+
     def __str__(self) -> str:
-        return f"{self.type}: {self.message}"
+        return f"{self.type}: {self.message}{self.location}"
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..results import location_text
 from ..shaping import cap_json
 from .protocols import ErrorLike, RunResultLike, ToolCallRecordLike
 
@@ -49,13 +50,7 @@ def format_error(error: ErrorLike | None) -> str:
 
 
 def _location(error: ErrorLike) -> str:
-    line = error.line
-    if line is None:
-        return ""
-    column = error.details.get("column")
-    if isinstance(column, int) and not isinstance(column, bool):
-        return f" (line {line}, column {column})"
-    return f" (line {line})"
+    return location_text(error.line, error.details.get("column"))
 
 
 def format_run_result(result: RunResultLike, max_chars: int) -> tuple[str, bool]:

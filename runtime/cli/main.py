@@ -210,7 +210,8 @@ def _print_result(result: RunResult, as_json: bool, out: TextIO, err: TextIO,
         write_paused(result, err, journal)
     else:
         assert result.error is not None
-        err.write(f"error [{result.error.type}]: {result.error.message}\n")
+        err.write(f"error [{result.error.type}]: {result.error.message}"
+                  f"{result.error.location}\n")
     calls = result.tool_calls
     if calls:
         failed = sum(1 for c in calls if not c.ok)

@@ -71,3 +71,20 @@ def test_an_error_without_a_line_gets_no_location() -> None:
     result = RunResult(ok=False, error=RunError("timeout", "the run passed its wall limit"))
     text, _ = format_run_result(result, 10_000)
     assert text == "error: timeout: the run passed its wall limit"
+
+
+def test_every_rendering_of_an_error_names_its_line_once(tmp_path: Any) -> None:
+    """``str(RunError)`` and the CLI add the location from the fields too."""
+    import subprocess
+    import sys
+
+    error = RunError("script_error", "ZeroDivisionError: division by zero", {"line": 2})
+    assert str(error) == "script_error: ZeroDivisionError: division by zero (line 2)"
+    assert RunError("timeout", "too long").location == ""
+    script = tmp_path / "bad.py"
+    script.write_text("print('before')\nx = 1 / 0\n")
+    done = subprocess.run([sys.executable, "-m", "toolscript", "run", str(script), "--backend",
+                           "inprocess"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "error [script_error]: ZeroDivisionError: division by zero (line 2)" in done.stderr
+    assert done.stderr.count("(line 2)") == 1, done.stderr
