@@ -101,6 +101,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         rows = _rows(store)
     finally:
         store.close()
+    if args.ids:
+        for _, call, decision in rows:
+            if decision is None:
+                print(call.id)
+        return EXIT_OK
     if args.json:
         print(json.dumps([{**call.to_dict(), "session_id": run.session_id,
                            "created_at": run.created_at, "expires_at": run.expires_at,
@@ -260,6 +265,8 @@ def add_approvals_command(subparsers: Any) -> None:
     listing = sub.add_parser("list", help="every pending call of every paused run")
     _journal_option(listing)
     listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.add_argument("--ids", action="store_true",
+                         help="print only the ids of the undecided calls, one a line")
     listing.set_defaults(handler=cmd_list)
 
     show = sub.add_parser("show", help="one pending call, its arguments whole")
