@@ -28,7 +28,7 @@ operation that can make a value from other values through the helpers of
   there get the labels of the operation.
 * control flow: the *pc label*, monotone for the session: the tests of ``if``,
   ``while``, ``assert``, conditional expressions, ``and``/``or``, comprehension
-  conditions, and every exception handler entered, join it. Every tool call,
+  conditions, ``match`` subjects, and every exception handler entered, join it. Every tool call,
   every printed line and the final value depend on the pc label.
 
 What leaves the sandbox: each tool call names, per argument, the untrusted
@@ -160,6 +160,17 @@ def unbox(value: Any) -> Any:
     if kind is LFloat:
         return float.__float__(value)
     return bytes(value)
+
+
+def _plain_singletons(value: Any, depth: int = 0) -> Any:
+    """``value`` with a labelled bool or None (also inside tuples) as the plain one:
+    ``case True:``/``case None:`` compare by identity."""
+    kind = type(value)
+    if kind in _FAKE_BOXES:
+        return unbox(value)
+    if kind is tuple and depth < 8:
+        return tuple(_plain_singletons(item, depth + 1) for item in value)
+    return value
 
 
 def unbox_deep(value: Any, depth: int = 0) -> Any:
@@ -524,6 +535,12 @@ class Provenance:
             if label:
                 self.pc = self.pc | label
         return value
+
+    def match_subject(self, value: Any) -> Any:
+        """The subject of a ``match``: control flow and the captures depend on it (the pc
+        label); a labelled bool or None is matched as the plain value."""
+        self.branch(value)
+        return _plain_singletons(value)
 
     def handler(self) -> None:
         """Entering an ``except`` block: whether it runs depends on the exception."""

@@ -83,6 +83,6 @@ def install(builtins: dict[str, Any], guards: Guards, output: Any,
         "_pv_slc_": prov.slice, "_pv_at_": prov.attribute, "_pv_aug_": prov.augment,
         "_pv_br_": prov.branch, "_pv_exc_": prov.handler, "_pv_it_": prov.iterate,
         "_pv_mp_": prov.mapping, "_pv_fv_": prov.format_value, "_pv_join_": prov.join,
-        "_pv_rv_": prov.report, "_pv_tgt_": prov.target,
+        "_pv_rv_": prov.report, "_pv_tgt_": prov.target, "_pv_ms_": prov.match_subject,
     })
     return prov

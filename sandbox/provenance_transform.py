@@ -21,8 +21,9 @@ cannot name or rebind them), and every control-flow test into ``_pv_br_``:
   ``_pv_rv_(v)``.
 
 Constructs whose values it cannot follow are refused while labels are on, with
-a substitute: ``async``/``await`` (call tools directly or with ``parallel``) and
-``match`` (use ``if``/``elif``).
+a substitute: ``async``/``await`` (call tools directly or with ``parallel``).
+A ``match`` subject joins the pc label (``_pv_ms_``), which covers what its
+cases capture.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ _UNARY = {ast.Not: 0, ast.USub: 1, ast.UAdd: 2, ast.Invert: 3}
 HELPER_NAMES = frozenset({
     "_pv_call_", "_pv_bin_", "_pv_un_", "_pv_cmp_", "_pv_cmpn_", "_pv_sub_", "_pv_slc_",
     "_pv_at_", "_pv_aug_", "_pv_br_", "_pv_exc_", "_pv_it_", "_pv_mp_", "_pv_fv_",
-    "_pv_join_", "_pv_rv_", "_pv_tgt_",
+    "_pv_join_", "_pv_rv_", "_pv_tgt_", "_pv_ms_",
 })
 """The names the transformed script calls (builtins of a labelled interpreter)."""
 
@@ -96,7 +97,10 @@ class ProvenanceTransform(ast.NodeTransformer):
         return node
 
     def visit_Match(self, node: Any) -> Any:
-        self._refuse(node, "match is not available with provenance labels on: use if/elif")
+        # which case runs, and what its captures hold, depends on the subject: the
+        # subject joins the pc label, which every later call, print and value carries
+        self.generic_visit(node)
+        node.subject = _helper("_pv_ms_", [node.subject], node.subject)
         return node
 
     # --- operators ------------------------------------------------------------------

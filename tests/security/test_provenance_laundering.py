@@ -78,6 +78,10 @@ ROUTES: dict[str, str] = {
     "branch": "if 'IBAN' in m['body']:\n    x = 'IBAN666'\nelse:\n    x = 'IBAN000'",
     "branch_ifexp": "x = 'IBAN666' if m['urgent'] else 'IBAN000'",
     "branch_and_or": "x = m['urgent'] and 'IBAN666' or 'IBAN000'",
+    "match_capture": ("match m:\n    case {'body': str(b)}:\n        x = 'IBAN000'\n"
+                      "    case _:\n        x = 'IBAN111'"),
+    "match_value": ("match m['n']:\n    case 3:\n        x = 'IBAN000'\n"
+                    "    case _:\n        x = 'IBAN111'"),
     "branch_while": "k = 0\nwhile k < m['n']:\n    k += 1\nx = k",
     "branch_except": ("try:\n    assert m['urgent']\n    x = 'a'\n"
                       "except AssertionError:\n    x = 'b'"),
