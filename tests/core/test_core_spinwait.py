@@ -76,8 +76,9 @@ def test_the_back_off_is_bounded(pipe: tuple[int, int]) -> None:
 # ------------------------------------------------- the spin as a backend option
 
 def test_spin_us_is_a_checked_backend_option() -> None:
-    from toolscript.errors import ConfigurationError
     from toolscript.runtime.backends.subprocess import SubprocessBackend
+
+    from toolscript.errors import ConfigurationError
 
     for bad in (-1, 10_001, 2.5, True, "50"):
         with pytest.raises(ConfigurationError, match="spin_us"):
