@@ -7,7 +7,9 @@ typed ``code`` argument (a pydantic args schema), toolscript's description
 (``model.bind_tools([tool])``, LangGraph's ``ToolNode``,
 ``create_react_agent``). A script's result is the message content (toolscript's
 result text) and the :class:`~toolscript.RunResult` its artifact; a failed
-script is a ``ToolMessage`` with ``status="error"`` and the error text. Every
+script is a ``ToolMessage`` with ``status="error"``, the error text and the same
+artifact (invoked without a tool call, LangChain returns the text alone, as it does
+for a script that succeeded). Every
 tool call the script makes goes through the runtime's approval, validation,
 limits, audit and event hooks::
 
@@ -21,6 +23,7 @@ limits, audit and event hooks::
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from toolscript.integrations.common import (
@@ -34,12 +37,16 @@ from toolscript.runtime.runtime import Runtime
 from toolscript.runtime.session import Session
 
 try:
+    from langchain_core.messages import ToolMessage
     from langchain_core.tools import BaseTool, ToolException
     from pydantic import BaseModel, ConfigDict, Field
 except ImportError as _missing:  # the hint every other missing extra gives
     raise missing_extra("toolscript.integrations.langchain", "langchain") from _missing
 
 __all__ = ["RunScriptInput", "RunScriptTool", "invalid_arguments"]
+
+_CALL_ID: ContextVar[str | None] = ContextVar("toolscript_langchain_call_id", default=None)
+"""The id of the tool call being run (set by :meth:`RunScriptTool.run`/``arun``)."""
 
 
 class RunScriptInput(BaseModel):
@@ -97,15 +104,40 @@ class RunScriptTool(BaseTool):
         fields.setdefault("handle_validation_error", invalid_arguments)
         super().__init__(**fields)
 
-    def _reply(self, reply: RenderedResult) -> tuple[str, RunResult]:
-        if reply.is_error:
-            raise ToolException(reply.text)
-        return reply.text, reply.result
+    def run(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
+        """LangChain's ``run``, with the tool call's id at hand for a failed script's
+        message (see :meth:`_reply`)."""
+        token = _CALL_ID.set(kwargs.get("tool_call_id"))
+        try:
+            return super().run(tool_input, *args, **kwargs)
+        finally:
+            _CALL_ID.reset(token)
 
-    def _run(self, code: str, **kwargs: Any) -> tuple[str, RunResult]:
+    async def arun(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
+        """LangChain's ``arun``, with the tool call's id at hand (see :meth:`run`)."""
+        token = _CALL_ID.set(kwargs.get("tool_call_id"))
+        try:
+            return await super().arun(tool_input, *args, **kwargs)
+        finally:
+            _CALL_ID.reset(token)
+
+    def _reply(self, reply: RenderedResult) -> tuple[Any, RunResult]:
+        if not reply.is_error:
+            return reply.text, reply.result
+        call_id = _CALL_ID.get()
+        if call_id is None:  # no tool call: LangChain returns the content alone
+            raise ToolException(reply.text)
+        # LangChain's error path (a ToolException) makes a message without an artifact;
+        # a ToolMessage as the content is passed on as it is: the same artifact as on
+        # success, with the error status.
+        message = ToolMessage(reply.text, artifact=reply.result, tool_call_id=call_id,
+                              name=self.name, status="error")
+        return message, reply.result
+
+    def _run(self, code: str, **kwargs: Any) -> tuple[Any, RunResult]:
         return self._reply(self._script().run(code))
 
-    async def _arun(self, code: str, **kwargs: Any) -> tuple[str, RunResult]:
+    async def _arun(self, code: str, **kwargs: Any) -> tuple[Any, RunResult]:
         return self._reply(await self._script().run_async(code))
 
     def _script(self) -> ScriptSession:

@@ -109,3 +109,25 @@ def test_an_approval_hook_that_stops_the_run_raises_out_of_the_tool(make_runtime
     with runtime.session() as session, pytest.raises(Exception) as caught:
         RunScriptTool.over(session).invoke(tool_call(APPROVAL_STOP_SCRIPT))
     assert any(isinstance(e, ApprovalRequired) for e in exception_chain(caught.value))
+
+
+def test_a_failed_script_carries_its_run_result_as_artifact(make_runtime):
+    """A failed script's ToolMessage has ``status="error"``, the error text and the
+    RunResult as artifact, as a successful one has (sync and async)."""
+    runtime = make_runtime(TOOLS)
+    with runtime.session() as session:
+        tool = RunScriptTool.over(session)
+        ok = tool.invoke(tool_call("1 + 1"))
+        failed = tool.invoke(tool_call("x = 1\n1 / 0", "call-2"))
+        failed_async = asyncio.run(tool.ainvoke(tool_call("undefined_name", "call-3")))
+        plain = tool.invoke({"code": "1 / 0"})  # no tool call: the text alone
+    assert ok.status == "success" and isinstance(ok.artifact, RunResult)
+    for reply, call_id, error_type in ((failed, "call-2", "script_error"),
+                                       (failed_async, "call-3", "script_error")):
+        assert isinstance(reply, ToolMessage) and reply.status == "error"
+        assert reply.tool_call_id == call_id and reply.name == "run_script"
+        assert reply.content.startswith(f"error: {error_type}:")
+        assert isinstance(reply.artifact, RunResult) and not reply.artifact.ok
+        assert reply.artifact.error is not None and reply.artifact.error.type == error_type
+    assert failed.artifact.error.line == 2 and "(line 2)" in failed.content
+    assert isinstance(plain, str) and plain.startswith("error: script_error:")

@@ -126,6 +126,8 @@ def test_graph_keeps_variables_and_goes_on_after_a_failed_script(make_runtime, m
     first = replies[0].artifact
     assert isinstance(first, RunResult) and first.value == 3
     assert [(c.name, c.args) for c in first.tool_calls] == [("add", {"a": 1, "b": 2})]
+    failed = replies[2].artifact  # a failed script's ToolMessage carries its RunResult too
+    assert isinstance(failed, RunResult) and not failed.ok and failed.error is not None
     # The script's call ran here, on the host (not in the sandbox), after the failure.
     assert replies[3].content == "value:\n1"
     assert seen == [("x is 3", os.getpid())]
