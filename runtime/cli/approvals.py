@@ -24,7 +24,7 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any
 
 from toolscript.errors import ToolscriptError
 
@@ -36,24 +36,6 @@ EXIT_PAUSED = 3
 
 
 # --- printing --------------------------------------------------------------------------
-def write_paused(result: Any, err: TextIO, journal: str | None = None) -> None:
-    """What ``run --approve defer`` prints on standard error for a paused run: every
-    pending call and the continuation, and how to decide."""
-    from toolscript.runtime.durable.inbox.page import shown_json
-
-    pending = list(result.pending)
-    err.write(f"paused: {len(pending)} call(s) wait for approval (run {result.run_id})\n")
-    for call in pending:
-        err.write(f"  {call.id}  {call.tool} ({call.caller}): {call.reason or '-'}\n")
-        for line in shown_json(call.arguments).splitlines():
-            err.write(f"      {line}\n")
-    err.write(f"continuation: {result.continuation}\n")
-    where = f" --journal {journal}" if journal else ""
-    first = pending[0].id if pending else "ID"
-    err.write(f"decide: toolscript approvals approve {first}{where} --resume --tools ...  "
-              f"(or deny {first} --reason ...; or toolscript approvals serve)\n")
-
-
 def _age(seconds: float) -> str:
     seconds = max(0.0, seconds)
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
@@ -64,7 +46,7 @@ def _age(seconds: float) -> str:
 
 def _rows(store: Any, run_id: str | None = None) -> list[tuple[Any, Any, Any]]:
     """``(paused run, pending call, decision or None)`` for every pending call."""
-    rows = []
+    rows: list[tuple[Any, Any, Any]] = []
     for run in store.paused(run_id=run_id):
         decided = store.decisions(run.run_id)
         rows.extend((run, call, decided.get(call.id)) for call in run.pending)

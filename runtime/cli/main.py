@@ -205,7 +205,7 @@ def _print_result(result: RunResult, as_json: bool, out: TextIO, err: TextIO,
         if result.value is not None:
             out.write(json.dumps(result.value, ensure_ascii=False, indent=2) + "\n")
     elif getattr(result, "status", "") == "paused":  # --approve defer: calls wait for a person
-        from .approvals import write_paused
+        from .paused import write_paused
 
         write_paused(result, err, journal)
     else:

@@ -21,9 +21,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
+from typing import Any, Protocol
 
 __all__ = ["COOKIE", "MIN_TOKEN_CHARS", "Guard", "Refused", "new_token"]
 
@@ -32,6 +32,12 @@ COOKIE = "toolscript_inbox"
 MIN_TOKEN_CHARS = 16
 """The shortest token accepted (a bearer secret)."""
 _LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+class Headers(Protocol):
+    """Request headers: a mapping or ``http.server``'s message (``get(name)``)."""
+
+    def get(self, name: str, /) -> Any: ...
 
 
 def new_token() -> str:
@@ -75,7 +81,7 @@ class Guard:
             candidate.encode("utf-8", "replace"), self.token.encode()
         )
 
-    def presented_token(self, headers: Mapping[str, str]) -> str | None:
+    def presented_token(self, headers: Headers) -> str | None:
         """The token a request carries: its bearer header, else its cookie."""
         auth = headers.get("Authorization") or ""
         if auth.startswith("Bearer "):
@@ -90,21 +96,21 @@ class Guard:
         morsel = jar.get(COOKIE)
         return morsel.value if morsel is not None else None
 
-    def check_host(self, headers: Mapping[str, str]) -> Refused | None:
+    def check_host(self, headers: Headers) -> Refused | None:
         """Refuse a ``Host`` that is not the inbox's own address (DNS rebinding)."""
         host = (headers.get("Host") or "").lower()
         if host not in self.hosts:
             return Refused(421, "this inbox answers only at its own address")
         return None
 
-    def check_read(self, headers: Mapping[str, str]) -> Refused | None:
+    def check_read(self, headers: Headers) -> Refused | None:
         """The checks of a ``GET``: the address and the token."""
         return self.check_host(headers) or (
             None if self.token_ok(self.presented_token(headers))
             else Refused(401, "no valid inbox token: open the address the inbox printed")
         )
 
-    def check_write(self, headers: Mapping[str, str], csrf: str | None) -> Refused | None:
+    def check_write(self, headers: Headers, csrf: str | None) -> Refused | None:
         """The checks of a ``POST``: the read checks, same origin, and the CSRF token."""
         refused = self.check_read(headers)
         if refused is not None:

@@ -268,12 +268,13 @@ def build_server(
             lease = await anyio.to_thread.run_sync(sessions.acquire, None, key)
             if isinstance(lease, Refusal):
                 return refused(lease)
+            leased: Lease = lease
             try:
-                result = await paused.resume(run, decisions, lease.session)
-                result = await settle(result, lease, ctx, key)
+                result = await paused.resume(run, decisions, leased.session)
+                result = await settle(result, leased, ctx, key)
             finally:
-                await anyio.to_thread.run_sync(sessions.release, lease)
-        return answer(result, lease)
+                await anyio.to_thread.run_sync(sessions.release, leased)
+        return answer(result, leased)
 
     async def resume_run(run_id: RunId, ctx: Context) -> CallToolResult:
         return await resume_leased(run_id, ctx)
