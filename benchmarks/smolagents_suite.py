@@ -550,6 +550,7 @@ class SuitePlugin:
         self.test_file = test_file
         self.baseline_failures = baseline_failures
         self.outcomes: dict[str, Outcome] = {}
+        self.pytest_counts: dict[str, str] = {}
         self.executor_class = make_executor_class()
 
     def pytest_collection_modifyitems(self, items: list[Any]) -> None:
@@ -576,6 +577,17 @@ class SuitePlugin:
         report = outcome.get_result()
         if report.when == "call" or report.outcome != "passed":
             self._classify(item, call, report)
+        self._count_as_pytest(item.nodeid, report)
+
+    def _count_as_pytest(self, nodeid: str, report: Any) -> None:
+        # pytest's own tally: the call phase's outcome; a failed setup or teardown
+        # is an error; a skip in any phase is a skip.
+        if report.skipped:
+            self.pytest_counts.setdefault(nodeid, "skipped")
+        elif report.when == "call":
+            self.pytest_counts[nodeid] = report.outcome
+        elif report.failed:
+            self.pytest_counts[nodeid] = "error"
 
     def _classify(self, item: Any, call: Any, report: Any) -> None:
         nodeid = item.nodeid
@@ -698,6 +710,17 @@ def main(argv: list[str] | None = None) -> int:
           f"total {summary['total']}")
     for reason, n in summary["not_applicable_by_reason"].items():
         print(f"  not applicable, {reason}: {n}")
+    raw = Counter(plugin.pytest_counts.values())
+    ran_code = [o.nodeid for o in outcomes
+                if not (o.verdict == "n/a" and o.reason == NA_INTERNALS) and o.verdict != "skipped"]
+    raw_code = Counter(plugin.pytest_counts.get(n, "") for n in ran_code)
+    summary["pytest"] = {"collected": len(plugin.pytest_counts), **dict(raw),
+                         "ran_code_through_executor": len(ran_code),
+                         "ran_code_passed": raw_code["passed"]}
+    print(f"as pytest counts (the adapter run, no verdicts): {raw['passed']} passed, "
+          f"{raw['failed']} failed, {raw['error']} errors, {raw['skipped']} skipped of "
+          f"{len(plugin.pytest_counts)} collected; of the {len(ran_code)} tests that ran code "
+          f"through the executor, {raw_code['passed']} passed")
     if args.json:
         args.json.write_text(json.dumps({"summary": summary, "backend": BACKEND,
                                          "tests": [o.__dict__ for o in outcomes]}, indent=1))
