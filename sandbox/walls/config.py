@@ -49,6 +49,13 @@ class WallConfig:
             ``/proc`` that shows no other user's process, so ``stat``,
             ``readlink`` and ``access`` find nothing of the host.
         read_paths: further paths the sandbox may read under Landlock.
+        network_from_container: the sandbox runs in a container without a network
+            (the docker backend's fork server in a ``network_mode="none"`` container
+            sets it): the container's empty network namespace is the network wall of
+            every session forked in it, so the fork server gives up ``CAP_SYS_ADMIN``
+            right after its private view. Off (every host): a root fork server keeps
+            it for its children, each of which enters a network namespace of its own
+            and then drops every capability, whatever interfaces the host has.
         allow_fork: tests only: let the seccomp filter allow ``fork`` so a
             test can show that the process group dies with the session. The
             sandbox refuses it unless started with its test flag.
@@ -65,6 +72,7 @@ class WallConfig:
     private_view: bool = True
     read_paths: tuple[str, ...] = ()
     allow_fork: bool = False
+    network_from_container: bool = False
 
     def __post_init__(self) -> None:
         for name in ("uid", "gid"):
@@ -85,7 +93,8 @@ class WallConfig:
         ):
             raise ValueError(f"walls.max_processes must be an integer >= 16 or None, "
                              f"got {self.max_processes!r}")
-        for name in ("user", "seccomp", "landlock", "network", "private_view", "allow_fork"):
+        for name in ("user", "seccomp", "landlock", "network", "private_view", "allow_fork",
+                     "network_from_container"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"walls.{name} must be true or false")
         if isinstance(self.read_paths, str) or not all(

@@ -117,22 +117,21 @@ def prepare_view(config: WallConfig) -> None:
         except OSError as exc:
             _VIEW_REFUSED[:] = [str(exc)]
     if os.geteuid() == 0:
-        _release_view_capabilities()
+        _release_view_capabilities(config)
 
 
-def _release_view_capabilities() -> None:
+def _release_view_capabilities(config: WallConfig) -> None:
     """What only the view needed leaves the fork server before any child is forked:
-    ``CAP_SYS_CHROOT`` always, ``CAP_SYS_ADMIN`` where the network is isolated already (a
-    docker fork server: its children have nothing left to unshare). A root host's fork
-    server keeps ``CAP_SYS_ADMIN`` for its children's network namespaces; each child drops
-    every capability before any script either way."""
+    ``CAP_SYS_CHROOT`` always, ``CAP_SYS_ADMIN`` when this is the docker fork server of a
+    container without a network (``config.network_from_container``: its children have
+    nothing left to unshare). Any other root fork server keeps ``CAP_SYS_ADMIN`` for its
+    children's network namespaces, even on a host with only loopback (children in one
+    namespace would share it); each child drops every capability before any script."""
     from . import privileges
-    from .namespaces import interfaces
 
     caps = [privileges.CAP_SYS_CHROOT]
-    with contextlib.suppress(OSError):
-        if not interfaces():
-            caps.append(privileges.CAP_SYS_ADMIN)
+    if config.network_from_container:
+        caps.append(privileges.CAP_SYS_ADMIN)
     privileges.drop_capabilities(tuple(caps))
 
 

@@ -492,7 +492,11 @@ def fork_server_kwargs(kwargs: dict[str, Any], uids: UidBlock, budget: int) -> d
     container), ``uids`` to give its sessions and ``budget`` as their ``RLIMIT_NPROC``."""
     kwargs["container"]["user"] = "0:0"
     kwargs["host_config"]["cap_add"] = [*FORK_SERVER_CAPS, *VIEW_CAPS]
-    walls = {"uid_range": [uids.start, uids.stop], "max_processes": budget}
+    walls: dict[str, Any] = {"uid_range": [uids.start, uids.stop], "max_processes": budget}
+    if kwargs["host_config"].get("network_mode") == "none":
+        # The container's empty network namespace is every session's network wall: the
+        # fork server gives up SYS_ADMIN with its view (else its children each unshare).
+        walls["network_from_container"] = True
     command = list(kwargs["container"].get("command") or [])
     kwargs["container"]["command"] = [*command, "--walls", json.dumps(walls)]
     return kwargs
