@@ -29,6 +29,13 @@
   without bodies): every ``class`` it names is in ``MODULE`` and has every
   method and attribute the outline lists under it.
 * ``<!-- docs-test: skip reason="..." -->``: skipped, with the reason shown.
+
+A command, transcript or python block that uses the docker backend (``--backend
+docker``, ``backend="docker"``) runs like the others, on the engine and image
+the docker tests use, under the rule of tests/conftest.py: skipped when
+``TOOLSCRIPT_TEST_BACKENDS`` leaves docker out or (``CI`` unset) no engine
+answers; under ``CI`` a missing engine fails the block. Commands after an
+``export DOCKER_HOST=...`` talk to that remote engine and are skipped with it.
 """
 
 from __future__ import annotations
@@ -44,12 +51,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from backend_marks import BACKENDS
 from docblocks import REPO, Block, all_blocks, chain
 from fakes.model_server import FakeModelServer, say, script
 
 BLOCKS = all_blocks()
 RUNNER = Path(__file__).with_name("blockrunner.py")
 TIMEOUT_S = 240  # generous: a block is a few seconds of work on a loaded machine
+
+REMOTE_ENGINE = "points at a remote engine that does not exist here"
+DOCKER = re.compile(r"backend\s*=\s*[\"']docker[\"']|--backend[ =]docker\b")
+"""What marks code that uses the docker backend (run on the local engine)."""
 
 SKIPPED: list[tuple[str, str]] = [
     (r"\bpip install\b", "installs packages: .ci/run's install step does this"),
@@ -59,9 +71,7 @@ SKIPPED: list[tuple[str, str]] = [
     (r"\bpytest\b", "the test suite itself"),
     (r"\btoolscript image build\b", "builds the sandbox image (minutes): "
      "scripts/test-setup.sh builds it, tests/docker use it"),
-    (r"backend=\"docker\"|--backend docker", "needs the docker image: tests/docker run "
-     "the docker backend"),
-    (r"^export DOCKER_HOST=", "points at a remote engine that does not exist here"),
+    (r"^export DOCKER_HOST=", REMOTE_ENGINE),
     (r"^dask |--cluster\b", "a Dask cluster across machines: tests/ecosystem run "
      "DaskExecutor on a local cluster"),
     (r"\bmcp serve\b", "a server that runs until stopped: tests/ecosystem drive it"),
@@ -168,6 +178,20 @@ def _skip_reason(command: str) -> str | None:
     return next((why for pattern, why in SKIPPED if re.search(pattern, code, re.M)), None)
 
 
+def _needs_docker(code: str) -> bool:
+    """True if ``code`` uses the docker backend."""
+    return bool(DOCKER.search(re.sub(r"\s+#.*$", "", code, flags=re.M)))
+
+
+def _require_docker(request: pytest.FixtureRequest) -> None:
+    """Skip (``TOOLSCRIPT_TEST_BACKENDS`` without docker; no engine and ``CI`` unset) or
+    fail (no engine under ``CI``) as every docker test does: the rule of tests/conftest.py,
+    through its ``docker_image_tag`` fixture (which also builds a stale image)."""
+    if "docker" not in BACKENDS:
+        pytest.skip("uses the docker backend; docker not in TOOLSCRIPT_TEST_BACKENDS")
+    request.getfixturevalue("docker_image_tag")
+
+
 def _scratch(folder: Path) -> Path:
     """A working folder that sees the repository's examples/ (files a block writes
     land here, not in the repository)."""
@@ -176,7 +200,10 @@ def _scratch(folder: Path) -> Path:
     return folder
 
 
-def _check_python(block: Block, tmp_path: Path, env: dict[str, str]) -> None:
+def _check_python(block: Block, tmp_path: Path, env: dict[str, str],
+                  request: pytest.FixtureRequest) -> None:
+    if any(_needs_docker(part.text) for part in chain(block, BLOCKS)):
+        _require_docker(request)
     files = []
     for number, part in enumerate(chain(block, BLOCKS)):
         path = tmp_path / f"block{number}_{part.path.stem}_{part.line}.py"
@@ -186,12 +213,16 @@ def _check_python(block: Block, tmp_path: Path, env: dict[str, str]) -> None:
     _run([sys.executable, str(RUNNER), *files], scratch, _clean_env(env), block.id)
 
 
-def _check_bash(block: Block, tmp_path: Path) -> None:
+def _check_bash(block: Block, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     skipped, run = [], []
+    remote = False  # after `export DOCKER_HOST=...` every command talks to that engine
     for command in _commands(block.text):
-        why = _skip_reason(command)
+        why = _skip_reason(command) or (REMOTE_ENGINE if remote else None)
+        remote = remote or why == REMOTE_ENGINE
         (skipped if why else run).append(f"{command.splitlines()[0]}  [{why}]" if why
                                          else command)
+    if any(_needs_docker(command) for command in run):
+        _require_docker(request)
     if run:
         script = "set -euo pipefail\n" + "\n".join(run) + "\n"
         _run(["bash", "-c", script], _scratch(tmp_path / "cwd"), _clean_env(), block.id)
@@ -259,10 +290,12 @@ def _check_outline(block: Block) -> None:
     assert not missing, f"{block.id}: the outline names what {module.__name__} lacks: {missing}"
 
 
-def _check_transcript(block: Block) -> None:
+def _check_transcript(block: Block, request: pytest.FixtureRequest) -> None:
     first, *shown = block.text.splitlines()
     if why := _skip_reason(first[2:]):
         pytest.skip(f"{first}: {why}")
+    if _needs_docker(first):
+        _require_docker(request)
     output = _run(shlex.split(first[2:]), REPO, _clean_env(), block.id)
     names = [line.split()[0] for line in shown if line.startswith("  ") and line.strip()]
     missing = [name for name in names if not re.search(rf"\b{re.escape(name)}\b", output)]
@@ -270,16 +303,17 @@ def _check_transcript(block: Block) -> None:
 
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=[b.id for b in RUNNABLE])
-def test_block(block: Block, tmp_path: Path, fake_model: dict[str, str]) -> None:
+def test_block(block: Block, tmp_path: Path, fake_model: dict[str, str],
+               request: pytest.FixtureRequest) -> None:
     """The block runs, or parses and loads, as the docs show it."""
     kind = _kind(block)
     if kind == "skip":
         assert block.options.get("reason"), f"{block.id}: a skip needs reason=\"...\""
         pytest.skip(block.options["reason"])
     elif kind == "python":
-        _check_python(block, tmp_path, fake_model)
+        _check_python(block, tmp_path, fake_model, request)
     elif kind == "bash":
-        _check_bash(block, tmp_path)
+        _check_bash(block, tmp_path, request)
     elif kind == "outline":
         _check_outline(block)
     elif kind == "synopsis":
@@ -293,7 +327,7 @@ def test_block(block: Block, tmp_path: Path, fake_model: dict[str, str]) -> None
 
         yaml.safe_load(block.text)
     else:
-        _check_transcript(block)
+        _check_transcript(block, request)
 
 
 def test_blocks_found() -> None:
@@ -301,3 +335,27 @@ def test_blocks_found() -> None:
     kinds = {_kind(b) for b in BLOCKS}
     assert {"python", "bash"} <= kinds
     assert len(RUNNABLE) >= 10
+
+
+def test_docker_blocks_run_instead_of_being_skipped_by_design() -> None:
+    """Code that uses the docker backend is not skipped by design (CI has the engine and
+    the image): it runs, under the docker tests' rule (:func:`_require_docker`)."""
+    for code in ('python -c \'print(Runtime(backend="docker").run("6*7").value)\'',
+                 "toolscript run examples/top_stores.py --backend docker"):
+        assert _skip_reason(code) is None, code
+        assert _needs_docker(code), code
+    assert not _needs_docker('toolscript run x.py --backend subprocess  # or --backend docker')
+    docker_blocks = [b for b in RUNNABLE if _kind(b) in ("bash", "python", "transcript")
+                     and _needs_docker(b.text)]
+    assert docker_blocks, "the docs show the docker backend somewhere"
+
+
+def test_commands_after_a_remote_engine_export_are_skipped(tmp_path: Path,
+                                                           request: pytest.FixtureRequest
+                                                           ) -> None:
+    """``export DOCKER_HOST=`` points the rest of the block at an engine that is not here."""
+    block = Block(path=REPO / "x.md", line=1, lang="bash", flags=set(), options={},
+                  text="export DOCKER_HOST=tcp://nowhere:2376\n"
+                  "toolscript batch r.py --inputs i.jsonl --backend docker\n")
+    with pytest.raises(pytest.skip.Exception, match="remote engine"):
+        _check_bash(block, tmp_path, request)
