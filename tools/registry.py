@@ -213,11 +213,19 @@ class ToolRegistry:
         return f"ToolRegistry({self.names()!r})"
 
 
+MAX_LISTED_NAMESPACES = 12
+"""Deferred namespaces named one line each in the prompt; the rest are counted."""
+
+
 def namespace_listing(namespaces: list[NamespaceInfo], loose_deferred: int) -> str:
     """The lines the model reads about deferred namespaces (in ``search_tools``' text):
     one line each, so the prompt stays the same size as the namespaces grow."""
+    shown = [n for n in namespaces if n.deferred]
     lines = [f"- {n.name}: {n.description or 'tools'} ({n.size} tools)"
-             for n in namespaces if n.deferred]
+             for n in shown[:MAX_LISTED_NAMESPACES]]
+    if len(shown) > MAX_LISTED_NAMESPACES:  # the prompt stays bounded as sources are added
+        lines.append(f"- and {len(shown) - MAX_LISTED_NAMESPACES} more namespaces "
+                     f"({sum(n.size for n in shown[MAX_LISTED_NAMESPACES:])} tools)")
     if loose_deferred:
         lines.append(f"- (no namespace): {loose_deferred} more tools")
     if not lines:

@@ -16,6 +16,8 @@ from typing import Any
 
 from toolscript.sandbox import inventory
 from toolscript.sandbox.modules import DEFAULT_MODULES
+from toolscript.tools import Tool
+from toolscript.tools.catalog import Namespace
 
 from toolscript import Limits, Runtime, tool
 
@@ -32,6 +34,7 @@ SUMMARY_TYPES = 40
 SCRIPT = os.path.join(os.path.dirname(__file__), "reachability_crawl.py")
 
 
+
 @tool(read_only=True)
 def echo(value: Any = None) -> Any:
     """Return the value unchanged."""
@@ -44,7 +47,9 @@ def explode(key: str = "k") -> None:
     raise KeyError(key)
 
 
-CRAWL_TOOLS = [echo, explode]
+CRAWL_TOOLS = [echo, explode,
+               # a namespace of tools (issue 28): the crawler roots at `toolns` as well
+               Namespace("toolns", [Tool(echo.func, name="echo", read_only=True)])]
 
 
 def crawler_source(modules: Iterable[str] = DEFAULT_MODULES) -> str:
@@ -57,7 +62,8 @@ def crawler_source(modules: Iterable[str] = DEFAULT_MODULES) -> str:
              + [f"({n!r}, {n})" for n in names + tools])
     with open(SCRIPT, encoding="utf-8") as handle:
         body = handle.read()
-    tool_roots = ", ".join(f"({t!r}, {t})" for t in tools)
+    callables = [f"{t.name}.echo" if isinstance(t, Namespace) else t.name for t in CRAWL_TOOLS]
+    tool_roots = ", ".join(f"({t!r}, {t})" for t in callables)
     return "\n".join([
         *(f"import {m}" for m in modules),
         body,
