@@ -22,6 +22,7 @@ directly (it is the handle's
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import threading
 import time
@@ -232,19 +233,17 @@ class RunServer:
                         self._kill_sandbox()
                         return None
                     message = sandbox_message(handle.recv(remaining), self.wire_id)
-                kind = message["type"]
-                if kind == "call":
+                if message["type"] == "call":
                     call_id = message["id"]
                     reply = dispatcher.call_inline(
                         ctx, message["tool"], message["args"],
-                        takeover=lambda answer, call_id=call_id: self._take_over(call_id,
-                                                                                 answer),
+                        takeover=functools.partial(self._take_over, call_id),
                         labels=message.get("labels"))
                     if reply is None:  # the watchdog answered it; another thread goes on
                         return None
                     if not self._reply({"type": "reply", "id": call_id, **reply}):
                         return None
-                elif kind == "call_many":
+                elif message["type"] == "call_many":
                     calls = [(c["tool"], c["args"], c["labels"]) if "labels" in c
                              else (c["tool"], c["args"]) for c in message["calls"]]
                     # A batch past the budget is answered with one error before any record.
