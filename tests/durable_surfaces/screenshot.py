@@ -48,11 +48,10 @@ def take_screenshot(browser: Any, store: Any, out: Path) -> Path:
 
 def main(argv: list[str]) -> int:
     """Write the screenshot to ``argv[0]``."""
-    import conftest
+    from surface_helpers import start_chrome
     from toolscript.runtime.durable.sqlite import SQLiteJournal
 
-    gen = conftest.chrome.__wrapped__()  # type: ignore[attr-defined]
-    browser = next(gen)
+    browser = start_chrome()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             store = SQLiteJournal(Path(tmp) / "journal.sqlite3")
@@ -61,7 +60,7 @@ def main(argv: list[str]) -> int:
             finally:
                 store.close()
     finally:
-        gen.close()
+        browser.quit()
     return 0
 
 

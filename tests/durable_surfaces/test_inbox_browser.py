@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HOSTILE_ARGS, add_pause
+from surface_helpers import HOSTILE_ARGS, add_pause
 from toolscript.runtime.durable.inbox import InboxServer
 from toolscript.runtime.durable.inbox.page import shown_json
 from toolscript.runtime.durable.sqlite import SQLiteJournal

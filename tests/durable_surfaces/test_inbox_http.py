@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from conftest import HOSTILE_ARGS, add_pause
+from surface_helpers import HOSTILE_ARGS, add_pause
 from toolscript.runtime.durable.inbox import InboxServer
 from toolscript.runtime.durable.inbox.page import shown_json
 from toolscript.runtime.durable.sqlite import SQLiteJournal
