@@ -145,7 +145,6 @@ def embedding_ranker() -> Ranker | None:
     if not base_url:
         return None
     import openai
-
     from toolscript.runtime.toolsearch import EmbeddingRanker
 
     client = openai.OpenAI(base_url=base_url,

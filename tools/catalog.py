@@ -102,13 +102,16 @@ class Namespace:
         self._items = list(tools)
         self._tools: list[Tool] | None = None
 
-    def tools(self, convert: Callable[[Any], Tool] | None = None) -> list[Tool]:
-        """The tools, renamed into the namespace (built once)."""
+    def tools(
+        self,
+        convert: Callable[[Any], Tool] | None = None,
+        flatten: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    ) -> list[Tool]:
+        """The tools, renamed into the namespace (built once); ``flatten`` opens tool
+        sources and TwoPhase pairs (the registry passes its own)."""
         if self._tools is None:
-            from .registry import flatten_items
-
             out: list[Tool] = []
-            for item in flatten_items(self._items):
+            for item in (flatten(self._items) if flatten is not None else self._items):
                 tool = convert(item) if convert is not None else _as_tool(item)
                 out.append(_renamed(tool, self.name) if self.name else tool)
             self._tools = out

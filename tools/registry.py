@@ -47,7 +47,7 @@ class ToolRegistry:
         """
         reserved_names = RESERVED_NAMES | frozenset(reserved)
         by_name: dict[str, Tool] = {}
-        items = list(tools)
+        items: list[Any] = list(tools)
         searches = [i for i in items if isinstance(i, ToolSearch)]
         if len(searches) > 1:
             raise ToolDefinitionError("give at most one ToolSearch among the tools")
@@ -57,7 +57,7 @@ class ToolRegistry:
         loose = [i for i in items if not isinstance(i, (Namespace, ToolSearch))]
         staged: list[Tool] = [as_tool(item) for item in _flatten(loose)]
         for group in groups:
-            members = group.tools(as_tool)
+            members = group.tools(as_tool, _flatten)
             staged.extend(members)
             if group.deferred:
                 deferred.update(t.name for t in members)

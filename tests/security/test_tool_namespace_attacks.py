@@ -4,10 +4,10 @@ no route from one to a real class, its stubs or a callback; nothing can be set."
 from __future__ import annotations
 
 import pytest
-
-from toolscript import Runtime
 from toolscript.tools import Tool
 from toolscript.tools.catalog import Namespace
+
+from toolscript import Runtime
 
 CALLS: list[str] = []
 

@@ -11,10 +11,10 @@ import catalog_tools
 import pytest
 from agent_helpers import DIALECTS, client_for
 from fakes.model_server import Call, Turn, say, script
-
-from toolscript import Runtime
 from toolscript.runtime.agent import Agent, Endpoint
 from toolscript.runtime.approval.hooks import Decision
+
+from toolscript import Runtime
 
 
 def offered(body: dict[str, Any]) -> list[str]:

@@ -9,11 +9,11 @@ import textwrap
 
 import catalog_tools
 import pytest
-
-from toolscript.errors import ToolDefinitionError
 from toolscript.runtime.agent.offer import build_offer
 from toolscript.tools import ToolRegistry
 from toolscript.tools.catalog import Namespace
+
+from toolscript.errors import ToolDefinitionError
 
 
 def _block(extra: int = 0) -> str:
