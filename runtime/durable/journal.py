@@ -91,8 +91,13 @@ class RunJournal:
         self.decisions = dict(decisions or {})
         self.audit = audit
         self.seq = 0
-        self.memory: list[JournalEntry] = []
+        self._kept: list[tuple[int, str, Any, float]] = []
         self._hashes: dict[int, tuple[str, str]] = {}
+        # A fresh run that keeps its journal in memory hashes a call's arguments only if
+        # the run pauses (the hash is about a third of a call's cost in process). A tool
+        # that mutates its arguments in place then makes a resume end as replay_diverged:
+        # loud, never a silent wrong replay.
+        self._unhashed: dict[int, tuple[str, Any]] = {}
         self._seq_of: dict[str, int] = {}
         self.replayed = 0
         """Calls answered from the journal."""
@@ -114,9 +119,13 @@ class RunJournal:
         """Number the next call (record ``record_id``) and replay it if the journal
         holds its position."""
         self.seq = seq = self.seq + 1
+        entry = self.replay.get(seq)
+        if entry is None and not self.durable:
+            self._unhashed[seq] = (tool, args)
+            self._seq_of[record_id] = seq
+            return Step(seq)
         digest = args_hash(tool, args)
         self._hashes[seq] = (tool, digest)
-        entry = self.replay.get(seq)
         if entry is None or entry.status == "started":  # new, or in flight at a crash
             self._seq_of[record_id] = seq
             return Step(seq)
@@ -173,21 +182,32 @@ class RunJournal:
                       "here and resumes once it is decided", pending_id=pending.id)
 
     def _write(self, seq: int, status: str, result: Any) -> None:
-        tool, digest = self._hashes[seq]
-        entry = JournalEntry(self.run_id, seq, tool, digest, status, result, self.key(seq),
-                             time.time())
-        if self.durable:
-            self.store.record(entry)
-        else:
-            self.memory.append(entry)
+        if not self.durable:
+            self._kept.append((seq, status, result, time.time()))
+            return
+        self.store.record(self._entry(seq, status, result, time.time()))
+
+    def _entry(self, seq: int, status: str, result: Any, at: float) -> JournalEntry:
+        known = self._hashes.get(seq)
+        if known is None:
+            tool, args = self._unhashed.pop(seq)
+            known = self._hashes[seq] = (tool, args_hash(tool, args))
+        tool, digest = known
+        return JournalEntry(self.run_id, seq, tool, digest, status, result, self.key(seq), at)
+
+    @property
+    def memory(self) -> list[JournalEntry]:
+        """The entries kept in memory so far (a run that has not paused)."""
+        return [self._entry(*kept) for kept in self._kept]
 
     def flush(self) -> None:
         """Write what was kept in memory (at a pause); from then on write through."""
-        if self.memory:
+        if self._kept:
             store = self.store
             for entry in self.memory:
                 store.record(entry)
-            self.memory.clear()
+            self._kept.clear()
+        self._unhashed.clear()
         self.durable = True
 
     def short_of_journal(self) -> bool:
