@@ -115,6 +115,7 @@ def lint_tools(tools: Iterable[Any], *, max_tools: int = MAX_TOOLS) -> list[Find
     for t in items:
         findings.extend(_lint_tool(t, takers))
     findings.extend(_overlaps(items))
+    findings.extend(_name_twins(items))
     findings.extend(_too_many(items, max_tools))
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(findings, key=lambda f: (order[f.severity], f.tool, f.param or "", f.code))
@@ -323,23 +324,57 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOPWORDS and len(w) > 2}
 
 
+def _namespace(name: str) -> str:
+    return name.rsplit(".", 1)[0] if "." in name else ""
+
+
 def _overlaps(tools: list[Any]) -> list[Finding]:
+    """Tools of one namespace whose descriptions overlap. Scales to large catalogs:
+    only pairs sharing a word that few tools use are compared (an inverted index),
+    and tools of different namespaces are not compared (the namespace tells them
+    apart; see :func:`_name_twins`)."""
     out: list[Finding] = []
     bags = [(str(t.name), _words(str(getattr(t, "description", "") or ""))) for t in tools]
-    for i, (a, wa) in enumerate(bags):
-        for b, wb in bags[i + 1 :]:
-            if len(wa) < 3 or len(wb) < 3:
-                continue
-            score = len(wa & wb) / len(wa | wb)
-            if score >= OVERLAP_THRESHOLD:
-                out.append(Finding(
-                    "overlap", "warning", a,
-                    f"its description overlaps {b!r}'s by {score:.0%}: a model cannot tell "
-                    "which one to call",
-                    f"say in each description when to use it instead of the other (e.g. "
-                    f"\"use {b} for ...\"), or merge the two tools",
-                ))
+    index: dict[tuple[str, str], list[int]] = {}
+    for i, (name, words) in enumerate(bags):
+        for w in words:
+            index.setdefault((_namespace(name), w), []).append(i)
+    rare = max(20, len(bags) // 100)
+    pairs: set[tuple[int, int]] = set()
+    for members in index.values():
+        if len(members) <= rare:
+            pairs.update((a, b) for k, a in enumerate(members) for b in members[k + 1:])
+    for i, j in sorted(pairs):
+        (a, wa), (b, wb) = bags[i], bags[j]
+        if len(wa) < 3 or len(wb) < 3:
+            continue
+        score = len(wa & wb) / len(wa | wb)
+        if score >= OVERLAP_THRESHOLD:
+            out.append(Finding(
+                "overlap", "warning", a,
+                f"its description overlaps {b!r}'s by {score:.0%}: a model cannot tell "
+                "which one to call",
+                f"say in each description when to use it instead of the other (e.g. "
+                f"\"use {b} for ...\"), or merge the two tools",
+            ))
     return out
+
+
+def _name_twins(tools: list[Any]) -> list[Finding]:
+    """The same (or nearly the same: case, ``_``) tool name in several namespaces."""
+    groups: dict[str, list[str]] = {}
+    for t in tools:
+        name = str(t.name)
+        if "." in name:
+            key = name.rsplit(".", 1)[1].replace("_", "").lower()
+            groups.setdefault(key, []).append(name)
+    return [Finding(
+        "name-twin", "info", names[0],
+        f"near-duplicate names across namespaces: {', '.join(names)}",
+        "say in each description what sets its namespace's tool apart, so search and the "
+        "model pick the right one",
+    ) for _key, names in sorted(groups.items())
+        if len({_namespace(n) for n in names}) > 1]
 
 
 def _too_many(tools: list[Any], max_tools: int) -> list[Finding]:

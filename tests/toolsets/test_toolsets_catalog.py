@@ -70,3 +70,25 @@ def test_namespace_name_clashes_are_refused():
                       Namespace("a", [catalog_tools.list_channels])])
     with pytest.raises(ToolDefinitionError):
         Namespace("bad__name", [])
+
+
+def test_linter_scales_and_reports_name_twins_across_namespaces():
+    from toolscript.tools import Tool
+    from toolscript.tools.lint import lint_tools
+
+    def send(channel: str) -> str:
+        """Send a message to a channel of the team chat."""
+        return channel
+
+    fillers = [Tool(lambda: None, name=f"record_{i:05d}",
+                    description=f"Inventory record number {i:05d} of the warehouse stock.")
+               for i in range(3_000)]
+    registry = ToolRegistry([Namespace("slack", [send]), Namespace("teams", [send]),
+                             Namespace("stock", fillers)])
+    findings = lint_tools(list(registry))
+    twins = [f for f in findings if f.code == "name-twin"]
+    assert [f.message for f in twins] == [
+        "near-duplicate names across namespaces: slack.send, teams.send"]
+    # identical descriptions in different namespaces: no overlap warning (the
+    # namespace tells them apart); the 3,000 fillers share only common words
+    assert not [f for f in findings if f.code == "overlap" and "send" in f.tool]
