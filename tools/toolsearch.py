@@ -126,7 +126,7 @@ class BM25Ranker:
             ConfigurationError: ``bm25s`` is not installed (``toolscript[search]``).
         """
         try:
-            import bm25s
+            import bm25s  # type: ignore[import-untyped]
         except ImportError as exc:  # pragma: no cover - the extra is part of dev
             raise ConfigurationError(
                 "tool search needs the bm25s package: pip install 'toolscript[search]'"
