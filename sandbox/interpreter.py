@@ -162,6 +162,12 @@ class Interpreter:
             }
         )
 
+    def forget(self) -> None:
+        """Drop every object of the scripts now, and keep none: the sandbox is being
+        killed (inprocess: a script still running in a thread the host gave up on
+        stops at its next step, its abort set, and finds no variable of the session)."""
+        self._forget_script_objects()
+
     def _forget_script_objects(self) -> None:
         """Drop the scripts' names first, while the guards are still in the
         namespace: generators finalised now find ``_check_abort_`` (pending

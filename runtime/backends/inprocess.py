@@ -109,6 +109,7 @@ class InprocessHandle(SandboxHandle):
         self._replies: deque[dict[str, Any]] = deque()
         self._run: dict[str, Any] | None = None
         self._dead = False
+        self._running = False  # a run is inside server.handle (see kill)
 
     def attach_calls(self, server: CallServer | None) -> None:
         """Send the script's calls of the coming run to ``server`` (None: refuse them)."""
@@ -137,6 +138,7 @@ class InprocessHandle(SandboxHandle):
         message, self._run = self._run, None
         if self._dead or message is None:
             raise SandboxDied("killed", "the sandbox was stopped")
+        self._running = True
         try:
             reply = self.server.handle(message)
         except (KeyboardInterrupt, SystemExit):
@@ -146,6 +148,7 @@ class InprocessHandle(SandboxHandle):
             kind = _type_name(type(exc))
             raise SandboxDied("sandbox_crashed", f"the interpreter failed with {kind}") from None
         finally:
+            self._running = False
             self.link.server = None
         assert reply is not None
         return reply
@@ -153,10 +156,16 @@ class InprocessHandle(SandboxHandle):
     def kill(self) -> None:
         """Stop the sandbox: a script still running (on a thread the session gave up
         on) stops at its next check, a call in flight is answered ``host_abort``.
-        Safe from any thread. Idempotent."""
+        Safe from any thread. Idempotent. Killed mid-run (the host gave up on it), the
+        script's objects are dropped at once, as a killed process drops them: none stays
+        reachable through the thread still in a tool or C call. (An idle sandbox's go
+        with the handle.)"""
         self._dead = True
         self.link.server = None
-        self.server.interpreter.abort.set("killed", "the sandbox was stopped")
+        interpreter = self.server.interpreter
+        interpreter.abort.set("killed", "the sandbox was stopped")
+        if self._running:
+            interpreter.forget()
 
     def interrupt(self) -> None:
         """:meth:`kill` (safe from any thread)."""
