@@ -40,6 +40,8 @@ RunErrorType = Literal[
     "sandbox_crashed",
     "protocol_error",
     "sandbox_violation",
+    "paused",
+    "replay_diverged",
 ]
 """Every ``RunResult.error.type``."""
 
@@ -55,6 +57,8 @@ ToolErrorType = Literal[
     "tool_exception",
     "invalid_result",
     "overloaded",
+    "provenance_denied",
+    "paused",
     "tool_call_limit",
     "host_abort",
 ]

@@ -149,7 +149,7 @@ class RunJournal:
         if entry.status == "ok":
             return Step(seq, {"ok": True, "value": entry.result})
         error = entry.result if isinstance(entry.result, dict) else {
-            "type": "error", "message": str(entry.result)}
+            "type": "tool_exception", "message": str(entry.result)}
         return Step(seq, {"ok": False, "error": error})
 
     def finished(self, record_id: str, reply: Reply) -> None:

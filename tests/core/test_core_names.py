@@ -83,9 +83,10 @@ _PRODUCERS = [
     re.compile(r'\btype="([a-z_]+)"'),
     re.compile(r'\breturn "([a-z]+_(?:limit|crashed|error))"'),
 ]
-_SKIPPED_DIRS = ("batch", "providers", "integrations", "agent", "cli", "walls")
+_SKIPPED_DIRS = ("batch", "providers", "integrations", "agent", "cli", "walls", "inbox")
 """Packages whose ``type`` strings name other things (batch item errors,
-provider payloads, MCP content, agent events, CLI options, wall tests)."""
+provider payloads, MCP content, agent events, CLI options, wall tests, the
+approval inbox's HTML)."""
 
 
 def _produced_types() -> dict[str, set[str]]:
