@@ -1,8 +1,11 @@
 """Fault-injection harness of durable runs (issue 30).
 
-Run as ``python faultharness.py OUT.json --scripts N --backend NAME --seed S``
-in a fresh process (the driver): it imports toolscript, then for every
-generated script forks real child host processes, each building its own
+Run as ``python -m benchmarks.durable_faults [OUT.json] [--scripts N] [--backends a,b] [--seed S]``
+in a fresh process (the driver; the default is the full sweep: 200 scripts on every
+backend, written to ``benchmarks/results/durable_faults.json``; the suite runs a
+smaller sweep per backend through this same driver, ``tests/durable/test_fault_injection.py``):
+it imports toolscript, then for every generated script forks real child host
+processes, each building its own
 Runtime, and SIGKILLs a child at one crash point:
 
 * ``approval_wait``: right after the run paused (the host dies while a person decides);
@@ -34,6 +37,7 @@ from typing import Any
 
 from toolscript import Decision, IdempotencyKey, Runtime, tool
 
+DEFAULT_OUT = Path(__file__).with_name("results") / "durable_faults.json"
 KEY = "fault-harness-key-0123456789abcdef"
 KINDS = ("approval_wait", "before_call", "after_effect", "after_record", "during_resume")
 
@@ -229,16 +233,21 @@ def run(scripts: int, backend: str, seed: int, work: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """Command line of the driver."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("out")
+    parser.add_argument("out", nargs="?", default=str(DEFAULT_OUT))
     parser.add_argument("--scripts", type=int, default=200)
-    parser.add_argument("--backend", default="inprocess")
+    parser.add_argument("--backends", default="inprocess,subprocess,docker",
+                        help="comma-separated backend names")
     parser.add_argument("--seed", type=int, default=30)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="toolscript-faults-") as work:
-        report = run(args.scripts, args.backend, args.seed, Path(work))
-    Path(args.out).write_text(json.dumps(report, indent=1))
-    print(json.dumps({k: v for k, v in report.items() if k != "failures"}))
-    return 0
+    reports: dict[str, Any] = {}
+    for backend in args.backends.split(","):
+        with tempfile.TemporaryDirectory(prefix="toolscript-faults-") as work:
+            reports[backend] = run(args.scripts, backend, args.seed, Path(work))
+        print(backend, json.dumps({k: v for k, v in reports[backend].items()
+                                   if k != "failures"}), flush=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(reports, indent=1))
+    return 0 if all(not r["failures"] for r in reports.values()) else 1
 
 
 if __name__ == "__main__":
