@@ -6,6 +6,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from benchmarks.results_report import hand_written_notes, results_sections
+
 TARGETS = {
     "compute_ratio": 1.3,
     "compute_ratio_aim": 1.2,
@@ -464,7 +466,7 @@ def write_report(results: dict[str, Any], path: Path, plots_dir: Path, plots: bo
              _throughput(results, written, rel), _cluster(results),
              _correctness(results, written, rel),
              _tokens(results, written, rel), _audit(results), _profile(results),
-             _method(results)]
+             _method(results), results_sections(), hand_written_notes()]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n\n".join(p for p in parts if p).rstrip() + "\n", "utf-8")
 

@@ -27,7 +27,8 @@ def test_quick_run_writes_a_complete_report(tmp_path: Path) -> None:
     report = (out / "BENCHMARKS.md").read_text("utf-8")
     for heading in ("# Benchmarks", "## Targets", "## Workloads", "## Tool calls",
                     "## Start-up", "## Many short sessions", "## Batch over a Dask cluster",
-                    "## Correctness", "## Method"):
+                    "## Correctness", "## Method", "## Separate benchmark runs",
+                    "## smolagents executor tests"):
         assert heading in report, heading
     for engine in ("CPython exec", "toolscript inprocess", "toolscript inprocess (inline tools)"):
         assert f"| {engine} |" in report, engine
@@ -60,3 +61,23 @@ def test_quick_run_writes_a_complete_report(tmp_path: Path) -> None:
         assert {"ratio_to_exec.png", "tool_call_us.png", "startup.png"} <= plots
         for name in plots:
             assert f"plots/{name}" in report
+
+
+def test_separate_runs_render_known_and_unknown_result_files(tmp_path: Path) -> None:
+    from benchmarks.results_report import hand_written_notes, results_sections
+
+    (tmp_path / "durable_faults.json").write_text(json.dumps({"docker": {
+        "completed": 10, "kills": {"before_call": 3}, "duplicates_journaled": 0,
+        "duplicates_idempotent": 0, "at_least_once_plain": 1, "in_flight_crashes": 2,
+        "failures": []}}))
+    (tmp_path / "new_thing.json").write_text(json.dumps({"inprocess": {"ratio": 1.5},
+                                                         "seconds": 3}))
+    (tmp_path / "broken.json").write_text("{")
+    text = results_sections(tmp_path)
+    assert "| docker | 10 | before_call 3 | 0 | 0 | 1 of 2 | 0 |" in text
+    assert "| inprocess | 1.5 |" in text and "seconds 3" in text
+    assert "### broken.json" in text and "Unreadable" in text
+    assert results_sections(tmp_path / "missing") == ""
+    notes = tmp_path / "notes.md"
+    notes.write_text("<!-- how to edit -->\n\n## Kept\n\ntext\n")
+    assert hand_written_notes(notes) == "## Kept\n\ntext"
