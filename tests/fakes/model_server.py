@@ -7,7 +7,10 @@ It speaks four wire formats, chosen by the request path:
 * ``POST .../responses`` — OpenAI Responses,
 * ``POST .../messages`` — Anthropic Messages,
 * ``POST .../models/MODEL:generateContent`` — the Gemini API
-  (``:streamGenerateContent?alt=sse`` streams).
+  (``:streamGenerateContent?alt=sse`` streams),
+* ``POST .../embeddings`` — OpenAI embeddings: not scripted; each input's vector
+  is a deterministic hashed bag of its words (:func:`fake_embedding`), so texts
+  sharing words are close.
 
 A test scripts the model's side as a list of :class:`Turn` objects (or
 callables that receive the request body and return a ``Turn``); the server
@@ -30,6 +33,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import re
@@ -162,7 +166,36 @@ def _dialect_of(path: str) -> str:
         return "responses"
     if path.endswith("/messages"):
         return "anthropic"
+    if path.endswith("/embeddings"):
+        return "embeddings"
     return "unknown"
+
+
+EMBEDDING_DIMENSIONS = 256
+
+
+def fake_embedding(text: str) -> list[float]:
+    """A deterministic vector for ``text``: each lower-cased word adds 1 at a
+    position chosen by its SHA-256 (the same in every process)."""
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        digest = hashlib.sha256(word.encode()).digest()
+        vector[int.from_bytes(digest[:4], "big") % EMBEDDING_DIMENSIONS] += 1.0
+    return vector
+
+
+def _embeddings_reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    inputs = body.get("input")
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    if not isinstance(inputs, list) or not inputs or not all(
+            isinstance(i, str) for i in inputs):
+        return 400, _error_body("embeddings", 400, "input must be a string or strings")
+    tokens = sum(len(i.split()) for i in inputs)
+    return 200, {"object": "list", "model": body.get("model", ""),
+                 "data": [{"object": "embedding", "index": n, "embedding": fake_embedding(i)}
+                          for n, i in enumerate(inputs)],
+                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
 def _streamed(path: str, body: dict[str, Any]) -> bool:
@@ -320,6 +353,9 @@ class FakeModelServer:
         if dialect == "unknown":
             record.status = 404
             return 404, {}, _error_body("chat", 404, f"fake server: no route for {path}")
+        if dialect == "embeddings":
+            record.status, reply = _embeddings_reply(body)
+            return record.status, {}, reply
         with self._lock:
             source = self._turns.popleft() if self._turns else None
         if source is None:
