@@ -71,7 +71,10 @@ its tools (``Runtime(approve=policy)``, ``runtime.approve = policy``, also as
 a plan's fallback: :func:`check_policy_tools`), a rule or budget whose name or
 pattern matches no registered tool but would match one if case, look-alike
 characters and ``-``/``_`` were ignored (``Send_Email`` for ``send_email``) is
-a ``ConfigurationError``: it was meant for that tool and would never apply.
+a ``ConfigurationError``: it was meant for that tool and would never apply. So is
+one that matches only a namespaced tool's short name (``merge_pr``, ``merge_*``
+for ``github.merge_pr``) or its wire name (``github__merge_pr``): rules name
+tools by their full dotted names.
 One that matches no tool at all warns (:class:`~toolscript.errors.PolicyWarning`,
 which ``warnings.simplefilter("error", PolicyWarning)`` turns into an error):
 a policy may be shared by runtimes with different tools.
@@ -104,6 +107,7 @@ from toolscript.runtime.approval.policy_schema import (
     is_number,
 )
 from toolscript.runtime.approval.textnorm import normalize
+from toolscript.tools.catalog import short_name, wire_name
 
 from toolscript.errors import ConfigurationError, PolicyWarning
 
@@ -393,6 +397,16 @@ class Policy:
                 raise ConfigurationError(
                     f"policy {where} names {pattern!r}, which matches no tool; tool names are "
                     f"exact: did you mean {', '.join(map(repr, meant[:5]))}?")
+            namespaced = [tool for tool in tools if "." in tool and any(
+                fnmatch.fnmatchcase(form, pattern)
+                or fnmatch.fnmatchcase(_loose(form), _loose(pattern))
+                for form in (short_name(tool), wire_name(tool)))]
+            if namespaced:
+                raise ConfigurationError(
+                    f"policy {where} names {pattern!r}, which matches no tool: it matches the "
+                    f"short or wire name of the namespaced {', '.join(map(repr, namespaced[:5]))}; "
+                    f"a rule names a tool by its full dotted name ('namespace.tool', or a pattern "
+                    f"such as 'github.*' or '*.{short_name(namespaced[0])}')")
             close = difflib.get_close_matches(pattern, tools, n=3)
             hint = f" (close: {', '.join(map(repr, close))})" if close else ""
             warnings.warn(f"policy {where} names {pattern!r}, which matches no registered "
