@@ -62,10 +62,14 @@ class Runtime:
     """Runs model-written scripts against whitelisted tools.
 
     Args:
-        tools: ``@tool`` functions, plain functions, :class:`Tool` objects, and
+        tools: ``@tool`` functions, plain functions, :class:`Tool` objects,
+            ``Namespace(...)`` and ``Deferred(...)`` groups of them (large tool
+            sets), at most one ``ToolSearch`` (its ranker), other frameworks'
+            tool objects (pydantic-ai, Agents SDK, LangChain, smolagents), and
             tool sources (``MCPToolSource``, ``OpenAPISource``, anything with a
             ``tools()`` method), which register their tools; the runtime does not
-            close a source (``with source:`` does).
+            close a source (``with source:`` does). Any other object is a
+            ``ToolDefinitionError`` naming what is accepted.
         backend: ``"subprocess"`` (default), ``"inprocess"``, ``"docker"`` or a
             :class:`Backend` instance.
         approve: called before every tool call with a ``ToolCallRequest``;

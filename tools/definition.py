@@ -94,7 +94,8 @@ def check_tool_name(name: object) -> str:
 
 ACCEPTED_TOOLS = (
     "a function (or any callable), a function decorated with @tool, a Tool, "
-    "Tool.from_schema(...), a TwoPhase pair, a tool source (an object with a tools() "
+    "Tool.from_schema(...), a TwoPhase pair, a Namespace(...) or Deferred(...) group of "
+    "tools, a ToolSearch, a tool source (an object with a tools() "
     "method, such as MCPToolSource or OpenAPISource), or a tool of another framework: "
     "a pydantic-ai Tool, an OpenAI Agents SDK FunctionTool, a LangChain BaseTool or "
     "StructuredTool, a smolagents Tool"
