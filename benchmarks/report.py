@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from benchmarks.markdown import md_table as _table
 from benchmarks.results_report import hand_written_notes, results_sections
 
 TARGETS = {
@@ -60,15 +61,6 @@ def fmt_ratio(ratio: float | None) -> str:
 
 def _label(results: dict[str, Any], name: str) -> str:
     return str(results["engines"].get(name, {}).get("label", name))
-
-
-def _table(header: list[str], rows: list[list[str]], align: str | None = None) -> str:
-    align = align or "l" + "r" * (len(header) - 1)
-    marks = {"l": "---", "r": "---:", "c": ":---:"}
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join(marks[a] for a in align) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def _miss(measured: float, target: float, lower_is_better: bool = True) -> str:

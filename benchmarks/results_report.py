@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.markdown import md_table
+
 RESULTS_DIR = Path(__file__).with_name("results")
 NOTES_FILE = Path(__file__).with_name("report_notes.md")
 
@@ -34,12 +36,6 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def _scalars(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if not isinstance(v, (dict, list))}
 
@@ -50,7 +46,7 @@ def _per_key_table(data: dict[str, Any]) -> str:
     columns: list[str] = []
     for figures in rows.values():
         columns += [name for name in figures if name not in columns]
-    table = _table(["", *columns], [[key, *(_cell(figures.get(c, "")) for c in columns)]
+    table = md_table(["", *columns], [[key, *(_cell(figures.get(c, "")) for c in columns)]
                                     for key, figures in rows.items()]) if columns else ""
     top = _scalars(data)
     extra = ", ".join(f"{k} {_cell(v)}" for k, v in top.items())
@@ -70,7 +66,7 @@ def _faults(data: dict[str, Any]) -> str:
                      f"{_cell(report.get('at_least_once_plain'))} of "
                      f"{_cell(report.get('in_flight_crashes'))}",
                      _cell(len(report.get("failures", [])))])
-    return _table(["backend", "scripts completed", "kills per crash point",
+    return md_table(["backend", "scripts completed", "kills per crash point",
                    "journaled calls run twice", "idempotent calls run twice",
                    "plain writes rerun / crashes in flight", "failures"], rows)
 
@@ -97,7 +93,7 @@ def _agentdojo(data: dict[str, Any]) -> str:
     rows += [["**all**", mode, f"{t[0]}/{t[1]}" if t[1] else "", f"{t[2]}/{t[3]}" if t[3] else ""]
              for mode, t in totals.items()]
     tail = ", ".join(f"{k} {_cell(v)}" for k, v in _scalars(data).items())
-    return _table(["suite", "mode", "user tasks done (utility)", "attacks that succeeded"],
+    return md_table(["suite", "mode", "user tasks done (utility)", "attacks that succeeded"],
                   rows) + (f"\n\n{tail}" if tail else "")
 
 
