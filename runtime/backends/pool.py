@@ -82,16 +82,21 @@ class WarmPool(Generic[H]):
     ``max_size`` (above ``size``) turns on sizing from demand (see the module
     docstring); :attr:`size` is then the current target. ``start_s`` fixes the
     start time that sizing uses (by default it is measured: a moving average
-    of the starts, 0.1 s before the first). ``clock`` is for tests.
+    of the starts, 0.1 s before the first). ``cancel``, if given, is called
+    once by :meth:`shutdown` after refilling stopped: it ends a start under
+    way (a sandbox that hangs in its first run), so closing does not wait for
+    it. ``clock`` is for tests.
     """
 
     def __init__(self, start: Callable[[], H], size: int, *, name: str = "pool",
                  max_size: int | None = None, window_s: float = 10.0,
                  start_s: float | None = None,
+                 cancel: Callable[[], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if size < 1:
             raise ValueError("a warm pool needs size >= 1")
         self._start = start
+        self._cancel = cancel
         self.size = size
         self.min_size = size
         self.max_size = max(size, max_size or size)
@@ -125,6 +130,7 @@ class WarmPool(Generic[H]):
         found: H | None = None
         deadline = time.monotonic() + wait_s
         with self._cond:
+            failures = self.stats.start_failures
             while True:
                 while self._idle:
                     handle = self._idle.popleft()
@@ -136,6 +142,11 @@ class WarmPool(Generic[H]):
                 # otherwise a burst of callers would queue behind one refill
                 # thread instead of starting sandboxes side by side.
                 if found is not None or self._closed or self._waiters >= self._starting:
+                    break
+                # A start failed while we waited: the next one would likely fail
+                # too (after a backoff), so the caller starts its own now and
+                # reports the real error instead of waiting out ``wait_s``.
+                if self.stats.start_failures != failures:
                     break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -206,6 +217,11 @@ class WarmPool(Generic[H]):
             self._cond.notify_all()
         for handle in handles:
             _kill_quietly(handle)
+        if self._cancel is not None:
+            try:
+                self._cancel()
+            except Exception:  # pragma: no cover - best effort cleanup
+                log.debug("cancelling the pool's start failed", exc_info=True)
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
@@ -264,7 +280,7 @@ class WarmPool(Generic[H]):
                         return
                     self.stats.started += 1
                     self._idle.append(handle)
-                    self._cond.notify_all()
+                self._cond.notify_all()  # a new sandbox, or a failure the waiters act on
                 if backoff:
                     self._cond.wait(backoff)
 

@@ -451,13 +451,16 @@ class SubprocessBackend(Backend):
             raise ConfigurationError(f"backend_options walls: {exc}") from None
         self.test_hooks = test_hooks
         self._last_walls: dict[str, Any] | None = None
+        self._priming: set[ProcessHandle] = set()  # the pool's starts in their first run
+        self._priming_cancelled = False
         self._pool: WarmPool[ProcessHandle] | None = None
         if pool_size:
             default_spec = SandboxSpec(limits=Limits())
             if pool_max is None:
                 pool_max = max(pool_size, 4) if self.use_zygote else pool_size
             self._pool = WarmPool(lambda: self._start_primed(default_spec), pool_size,
-                                  name="subprocess", max_size=pool_max)
+                                  name="subprocess", max_size=pool_max,
+                                  cancel=self._cancel_priming)
 
     def start(self, spec: SandboxSpec) -> SandboxHandle:
         """A started sandbox: from the warm pool when one is ready, else a new one;
@@ -505,8 +508,25 @@ class SubprocessBackend(Backend):
         """A sandbox for the warm pool: started, and its first run done (see
         :meth:`ProcessHandle.prime`)."""
         handle = self._start(spec)
-        handle.prime(spec.startup_timeout_s)
+        with self._zygote_lock:
+            if self._priming_cancelled:
+                handle.kill()
+                raise SandboxStartError("the backend was shut down")
+            self._priming.add(handle)
+        try:
+            handle.prime(spec.startup_timeout_s)
+        finally:
+            with self._zygote_lock:
+                self._priming.discard(handle)
         return handle
+
+    def _cancel_priming(self) -> None:
+        """Kill the pool's sandboxes still in their first run (the pool is closing)."""
+        with self._zygote_lock:
+            self._priming_cancelled = True
+            priming = list(self._priming)
+        for handle in priming:
+            handle.kill()
 
     def _start(self, spec: SandboxSpec) -> ProcessHandle:
         if self.use_zygote:

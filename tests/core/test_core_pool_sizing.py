@@ -123,3 +123,33 @@ def test_the_subprocess_pool_sizes_itself_with_the_zygote() -> None:
         assert empty.warm(spec) is None
     finally:
         empty.shutdown()
+
+
+def test_a_start_that_fails_wakes_the_caller_waiting_for_it() -> None:
+    """A caller waiting on the pool's start learns of its failure at once and starts its
+    own sandbox (which reports the real error), instead of waiting out ``wait_s``."""
+    import threading
+
+    release = threading.Event()
+    attempts: list[int] = []
+
+    def start() -> Box:
+        attempts.append(1)
+        release.wait()
+        raise RuntimeError("the sandbox failed its first run")
+
+    pool: WarmPool[Box] = WarmPool(start, 1, name="failing")
+    got: list[Box | None] = []
+    try:
+        wait_until(lambda: attempts)
+        caller = threading.Thread(target=lambda: got.append(pool.acquire(wait_s=3600.0)))
+        caller.start()
+        wait_until(lambda: pool._waiters == 1)
+        release.set()
+        caller.join(60.0)
+        assert not caller.is_alive(), "the caller still waits for a start that failed"
+        assert got == [None]
+        assert pool.stats.misses == 1 and pool.stats.start_failures >= 1
+    finally:
+        release.set()
+        pool.shutdown()

@@ -34,6 +34,7 @@ from security_helpers import (
     tool_error,
 )
 from toolscript.runtime.backends.subprocess import SubprocessBackend
+from waiting import wait_until
 
 from toolscript import Limits, Runtime
 
@@ -184,6 +185,24 @@ def test_compromised_sandbox_gets_a_typed_error(mode: str, error_type: str) -> N
     if mode != "bad_result_fields":
         assert result.session_restarted
     assert not result.tool_calls
+
+
+def test_a_sandbox_that_hangs_in_its_first_run_does_not_hold_up_shutdown() -> None:
+    """The pool's start is stuck in the sandbox's first run (it never answers): shutting
+    the backend down kills that sandbox and ends the refill thread, instead of waiting
+    for the start's own timeout with a live process left behind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = Path(tmp) / "python"
+        exe.write_text(f"#!/bin/sh\nexec {sys.executable} {EVIL} silence\n")
+        exe.chmod(0o755)
+        backend = SubprocessBackend(python=str(exe))
+        try:
+            wait_until(lambda: backend._priming)
+            (stuck,) = backend._priming
+        finally:
+            backend.shutdown()
+        assert stuck.process.poll() is not None, "the stuck sandbox outlived shutdown"
+        assert backend._pool is not None and not backend._pool._thread.is_alive()
 
 
 def test_compromised_sandbox_forged_calls_stop_at_the_whitelist() -> None:
