@@ -93,3 +93,32 @@ def make_runtime(backend_name: str) -> Iterator[Callable[..., Runtime]]:
     yield make
     for runtime in made:
         runtime.close()
+
+
+@pytest.fixture(scope="module")
+def _module_runtimes() -> Iterator[dict[tuple[str, tuple[int, ...]], Runtime]]:
+    made: dict[tuple[str, tuple[int, ...]], Runtime] = {}
+    yield made
+    for runtime in made.values():
+        runtime.close()
+
+
+@pytest.fixture
+def module_runtime(backend_name: str, _module_runtimes: dict[tuple[str, tuple[int, ...]], Runtime],
+                   ) -> Callable[[Any], Runtime]:
+    """A runtime with default settings shared by the tests of one module on one backend.
+
+    For modules whose tests only call ``runtime.run`` (a fresh session each time, so
+    nothing of one test reaches the next): one runtime and its warm pool per module
+    instead of a container started and removed for every test. Keyed by the tools'
+    identities; anything else a test configures needs :func:`make_runtime`.
+    """
+    def get(tools: Any = ()) -> Runtime:
+        tools = list(tools)
+        key = (backend_name, tuple(id(tool) for tool in tools))
+        if key not in _module_runtimes:
+            _module_runtimes[key] = Runtime(tools=tools, backend=backend_name,
+                                            backend_options=backend_options(backend_name, 1))
+        return _module_runtimes[key]
+
+    return get

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-IN_SUITE = {"inprocess": 60, "subprocess": 20, "docker": 10}
+IN_SUITE = {"inprocess": 30, "subprocess": 10, "docker": 5}
 """Scripts per backend in the suite (a forked host per step; process backends start
 sandboxes too); ``python -m benchmarks.durable_faults`` runs 200 on every backend."""
 

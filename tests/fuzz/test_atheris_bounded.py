@@ -19,7 +19,7 @@ import pytest
 pytestmark = pytest.mark.slow  # excluded by the fast loop: -m 'not slow'
 
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
-RUNS = {"protocol": 20_000, "schema": 5_000, "policy": 3_000}
+RUNS = {"protocol": 8_000, "schema": 2_000, "policy": 1_000}
 
 
 @pytest.mark.parametrize("target", sorted(RUNS))

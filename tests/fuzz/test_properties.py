@@ -111,7 +111,7 @@ TOKENS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=30).map("".join))
 def test_policy_and_interpreter_on_token_soup(source: str) -> None:
     """Compile-time refusal, or a run that ends with a known result shape and
@@ -119,7 +119,7 @@ def test_policy_and_interpreter_on_token_soup(source: str) -> None:
     targets.policy(source.encode())
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.text(alphabet=string.printable, max_size=200))
 def test_policy_on_random_text(source: str) -> None:
     targets.policy(source.encode())

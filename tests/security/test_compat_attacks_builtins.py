@@ -89,8 +89,9 @@ TABLES = {"aiter": AITER, "getattr_print": GETATTR_PRINT, "facade": FACADE_MESSA
 
 
 @pytest.fixture
-def rt(make_runtime: Any) -> Runtime:
-    runtime_: Runtime = make_runtime([])
+def rt(module_runtime: Any) -> Runtime:
+    """The module's runtime on the current backend (each ``rt.run`` is a fresh session)."""
+    runtime_: Runtime = module_runtime([])
     return runtime_
 
 

@@ -39,8 +39,9 @@ def get_order(order_id: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def rt(make_runtime: Any) -> Runtime:
-    runtime_: Runtime = make_runtime([get_order])
+def rt(module_runtime: Any) -> Runtime:
+    """The module's runtime on the current backend (each ``rt.run`` is a fresh session)."""
+    runtime_: Runtime = module_runtime([get_order])
     return runtime_
 
 
