@@ -108,8 +108,9 @@ def module_runtime(backend_name: str, _module_runtimes: dict[tuple[str, tuple[in
                    ) -> Callable[[Any], Runtime]:
     """A runtime with default settings shared by the tests of one module on one backend.
 
-    For modules whose tests only call ``runtime.run`` (a fresh session each time, so
-    nothing of one test reaches the next): one runtime and its warm pool per module
+    For modules whose tests only run scripts (``runtime.run`` or a ``with
+    runtime.session()`` block: a fresh session each time, so nothing of one test
+    reaches the next): one runtime and its warm pool per module
     instead of a container started and removed for every test. Keyed by the tools'
     identities; anything else a test configures needs :func:`make_runtime`.
     """

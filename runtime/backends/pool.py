@@ -130,7 +130,6 @@ class WarmPool(Generic[H]):
         found: H | None = None
         deadline = time.monotonic() + wait_s
         with self._cond:
-            failures = self.stats.start_failures
             while True:
                 while self._idle:
                     handle = self._idle.popleft()
@@ -142,11 +141,6 @@ class WarmPool(Generic[H]):
                 # otherwise a burst of callers would queue behind one refill
                 # thread instead of starting sandboxes side by side.
                 if found is not None or self._closed or self._waiters >= self._starting:
-                    break
-                # A start failed while we waited: the next one would likely fail
-                # too (after a backoff), so the caller starts its own now and
-                # reports the real error instead of waiting out ``wait_s``.
-                if self.stats.start_failures != failures:
                     break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -280,7 +274,9 @@ class WarmPool(Generic[H]):
                         return
                     self.stats.started += 1
                     self._idle.append(handle)
-                self._cond.notify_all()  # a new sandbox, or a failure the waiters act on
+                # A new sandbox, or a failed start: its waiters stop waiting for it (the
+                # caller then starts its own and reports the real error at once).
+                self._cond.notify_all()
                 if backoff:
                     self._cond.wait(backoff)
 
