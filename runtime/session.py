@@ -218,7 +218,7 @@ class Session:
                 stdout=cap_text(message["stdout"], limits.max_output_chars),
                 stdout_truncated=message["stdout_truncated"],
                 error=self._run_error(error) if error else None,
-                tool_calls=ctx.records,
+                tool_calls=ctx.take_records(),
                 duration_s=time.perf_counter() - started,
                 session_restarted=restarted,
                 run_id=run_id,
@@ -305,7 +305,7 @@ class Session:
             swap_bounds(previous)
         if ctx.abort is not None:
             raise ctx.abort
-        return ctx.records[0]
+        return ctx.take_records()[0]
 
     def call_tools(self, calls: Sequence[tuple[str, Any]]) -> list[ToolCallRecord]:
         """Several direct calls: read-only ones concurrently, writes serially in
@@ -322,4 +322,4 @@ class Session:
             swap_bounds(previous)
         if ctx.abort is not None:
             raise ctx.abort
-        return list(ctx.records)
+        return ctx.take_records()

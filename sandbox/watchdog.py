@@ -16,13 +16,21 @@ function (a debugger, coverage, in process: the host's) spins forever at the
 first instruction of its next frame. Instead the run's own thread replaces
 the pending abort with :class:`_Drained` and delivers that to itself
 (:func:`_drain`), which lowers the flag.
+
+In process the script's tool calls run the host's bookkeeping on the script's
+own thread (records, journal, audit lines, hooks). An abort landing there would
+leave a call half recorded, or be taken by host code for a failure of its own,
+so that bookkeeping runs inside :func:`deferred`: the watchdog does not inject
+while the thread is in it, and injects as soon as it leaves.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +56,7 @@ class _Watch:
     fired_at: float | None = None
     active: bool = True
     injected: bool = field(default=False)
+    deferred: int = 0
 
 
 class Watchdog:
@@ -93,6 +102,33 @@ class Watchdog:
             _drain(watch.thread_id)
         else:  # not the run's thread: only clearing is possible (the flag stays raised)
             _clear_async_exc(watch.thread_id, None)
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """While the calling thread is inside, no abort is injected into it (a
+        no-op in a thread that no run armed); one already on its way is taken
+        back, and the watchdog injects again once the thread leaves."""
+        thread_id = threading.get_ident()
+        with self._lock:
+            watch = next((w for w in self._watches if w.thread_id == thread_id), None)
+            if watch is None:
+                pending = False
+            else:
+                watch.deferred += 1
+                pending, watch.injected = watch.injected, False
+        if watch is None:
+            yield
+            return
+        try:
+            if pending:  # delivered here (already on its way) or taken back
+                _drain(thread_id)
+            yield
+        finally:
+            with self._lock:
+                watch.deferred -= 1
+                if watch.fired_at is not None:
+                    watch.fired_at = 0.0  # re-inject at the next check
+                    self._wake.notify()
 
     def _ensure_thread(self) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -141,7 +177,7 @@ class Watchdog:
                 self._inject(watch, now)
 
     def _inject(self, watch: _Watch, now: float) -> None:
-        if not watch.active:
+        if not watch.active or watch.deferred:
             return
         watch.fired_at = now
         watch.injected = True
@@ -166,6 +202,12 @@ def _drain(thread_id: int) -> None:
 
 WATCHDOG = Watchdog()
 """The process's watchdog."""
+
+
+def deferred() -> contextlib.AbstractContextManager[None]:
+    """Hold the process watchdog's aborts off the calling thread (see the module
+    docstring): host bookkeeping of an inprocess run's tool calls runs inside."""
+    return WATCHDOG.deferred()
 
 
 def arm(abort: AbortState, wall_s: float | None, cpu_s: float | None) -> Any:

@@ -6,7 +6,7 @@ each call's record - outcome, duration, audit line, ``tool_call`` hooks - the
 moment its reply is settled, on whichever thread settles it, exactly once:
 a host that dies in the middle of a batch has already logged every call that
 ended before. The records join the run's ``RunResult.tool_calls`` in call order
-when the batch ends (:meth:`keep_all`).
+when the batch ends, all at once (:meth:`keep_all`).
 
 An audit callback that fails stops the run (no call of it starts after a call
 that could not be recorded); the first such failure is raised by
@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from toolscript.sandbox import watchdog
+
 if TYPE_CHECKING:
     from ..results import ToolCallRecord
     from .dispatch import RunContext
@@ -28,19 +30,17 @@ __all__ = ["BatchRecords"]
 
 Reply = dict[str, Any]
 Settle = Callable[["RunContext", "ToolCallRecord", Reply], None]
-Keep = Callable[["RunContext", "ToolCallRecord"], None]
 
 
 class BatchRecords:
     """Finishes each call of one batch once (thread-safe)."""
 
-    __slots__ = ("_ctx", "_failure", "_keep", "_lock", "_settle", "_settled", "_starts",
+    __slots__ = ("_ctx", "_failure", "_lock", "_settle", "_settled", "_starts",
                  "records")
 
-    def __init__(self, ctx: RunContext, settle: Settle, keep: Keep) -> None:
+    def __init__(self, ctx: RunContext, settle: Settle) -> None:
         self._ctx = ctx
         self._settle = settle
-        self._keep = keep
         self._lock = threading.Lock()
         self._settled: set[int] = set()
         self._starts: list[float] = []
@@ -55,20 +55,23 @@ class BatchRecords:
 
     def finish(self, index: int, reply: Reply) -> None:
         """Call ``index`` has its reply: finish its record now (a second reply for
-        the same call, which cannot happen by design, is ignored)."""
-        with self._lock:
-            if index in self._settled:
-                return
-            self._settled.add(index)
-        record = self.records[index]
-        record.duration_s = time.perf_counter() - self._starts[index]
-        try:
-            self._settle(self._ctx, record, reply)
-        except BaseException as exc:  # the audit failed: nothing more may run unrecorded
-            self._ctx.stop(exc)
+        the same call, which cannot happen by design, is ignored). In process
+        the run's wall-limit abort waits until it is done: it is not taken for
+        an audit failure, and no record is left half finished."""
+        with watchdog.deferred():
             with self._lock:
-                if self._failure is None:
-                    self._failure = exc
+                if index in self._settled:
+                    return
+                self._settled.add(index)
+            record = self.records[index]
+            record.duration_s = time.perf_counter() - self._starts[index]
+            try:
+                self._settle(self._ctx, record, reply)
+            except BaseException as exc:  # the audit failed: nothing more may run unrecorded
+                self._ctx.stop(exc)
+                with self._lock:
+                    if self._failure is None:
+                        self._failure = exc
 
     def settled(self, index: int) -> bool:
         """True once call ``index`` was finished."""
@@ -77,7 +80,7 @@ class BatchRecords:
 
     def keep_all(self) -> None:
         """Add the records to the run in call order; raise the first audit failure."""
-        for record in self.records:
-            self._keep(self._ctx, record)
+        with watchdog.deferred():
+            self._ctx.keep(self.records)
         if self._failure is not None:
             raise self._failure

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from toolscript.runtime.approval.hooks import ApprovalHook, ToolCallRequest, decide
+from toolscript.sandbox import watchdog
 from toolscript.sandbox.codec import NotJSONData, to_json_data
 from toolscript.tools import ArgumentError, Tool, ToolRegistry, to_jsonable
 from toolscript.tools.binding import ordered_copy
@@ -85,7 +86,8 @@ class RunContext:
     approval hooks see; ``agent_run_id`` the ``Agent.run()`` the run belongs to.
     """
 
-    __slots__ = ("_attempts", "_gate", "_script_sha256", "_used", "abandoned", "abort",
+    __slots__ = ("_attempts", "_closed", "_gate", "_script_sha256", "_used", "abandoned",
+                 "abort",
                  "agent_run_id",
                  "bounds", "context", "deadline", "journal", "max_tool_calls", "records",
                  "retention", "run_id", "script", "session_id")
@@ -102,6 +104,8 @@ class RunContext:
         self.agent_run_id = agent_run_id
         self._script_sha256: str | None = None
         self.records: list[ToolCallRecord] = []
+        """The run's finished calls, in order (added by :meth:`keep`)."""
+        self._closed = False
         self.abort: BaseException | None = None
         """Why the run was stopped (re-raised to the programmer); no call starts once set."""
         self._gate = threading.Lock()
@@ -133,6 +137,27 @@ class RunContext:
         with self._gate:
             if self.abort is None:
                 self.abort = cause
+
+    def keep(self, records: Sequence[ToolCallRecord]) -> None:
+        """Add finished records to the run's records, all at once and in order,
+        each within the run's retention budget. Once the result has taken the
+        records (:meth:`take_records`), later ones - calls of a run abandoned at
+        its wall-clock limit that ended after it - are left out: a returned
+        ``RunResult`` never changes (the audit log and hooks still see them)."""
+        with self._gate:
+            if self._closed:
+                return
+            for record in records:
+                self.records.append(record)
+                if not self.retention.keep(record.args):
+                    record.args = summarize_args(record.args)
+                    record.args_omitted = True
+
+    def take_records(self) -> list[ToolCallRecord]:
+        """The run's records for its result; no record is added after this."""
+        with self._gate:
+            self._closed = True
+            return list(self.records)
 
     def may_start(self) -> bool:
         """True if a call may start its tool now (the run was not stopped)."""
@@ -537,10 +562,11 @@ class Dispatcher:
         self.executor.workers.spawn(answer)
 
     def _finish(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
-        try:
-            self._settle(ctx, record, reply)
-        finally:
-            self._keep(ctx, record)
+        with watchdog.deferred():  # in process: no wall-limit abort halfway through
+            try:
+                self._settle(ctx, record, reply)
+            finally:
+                ctx.keep((record,))
 
     def _settle(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
         """A call ended: its outcome goes into its journal, its record, its audit line
@@ -562,14 +588,6 @@ class Dispatcher:
             finally:
                 if hooks:
                     emit(hooks, event)
-
-    @staticmethod
-    def _keep(ctx: RunContext, record: ToolCallRecord) -> None:
-        """Add a finished record to the run's records (within its retention budget)."""
-        ctx.records.append(record)
-        if not ctx.retention.keep(record.args):
-            record.args = summarize_args(record.args)
-            record.args_omitted = True
 
     @staticmethod
     def _must_stop(ctx: RunContext) -> tuple[str, str] | None:
@@ -608,7 +626,7 @@ class Dispatcher:
         if refusal is not None:
             return [refusal] * len(calls)
         replies: list[Reply | None] = [None] * len(calls)
-        batch = BatchRecords(ctx, self._settle, self._keep)
+        batch = BatchRecords(ctx, self._settle)
         records = batch.records
         ready: list[tuple[int, Target, dict[str, Any]]] = []
         for index, (name, args, *labelled) in enumerate(calls):

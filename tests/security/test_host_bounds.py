@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -282,6 +283,71 @@ def test_a_batch_ends_at_the_wall_limit_and_queued_calls_never_start(
     if records:
         not_started = [r for r in records if r.error and "not started" in r.error.message]
         assert len(not_started) >= 636
+
+
+def test_a_returned_result_never_changes_when_a_held_call_ends_later(
+    make_runtime: Callable[..., Runtime], gate: Gate,
+):
+    """A ``tool_call`` hook that holds the serving thread past the wall limit:
+    the run is given up on and returns; when the hook lets go, the call's
+    record must not appear in the result already handed to the programmer
+    (its list was the run's own, still being filled)."""
+    held = threading.Event()
+    left = threading.Event()
+
+    def hold_once(event: Any) -> None:
+        if not held.is_set():
+            held.set()
+            try:  # in process the wall limit may interrupt the wait
+                gate.release.wait(60)
+            finally:
+                left.set()
+
+    @tool(read_only=True)
+    def quick(i: int) -> int:
+        """Answer at once."""
+        return i
+
+    rt = make_runtime([quick], limits=Limits(wall_time_s=1, tool_timeout_s=30),
+                      event_hooks={"tool_call": [hold_once]})
+    result = rt.run("quick(1)\nparallel(quick, list(range(50)))")
+    assert held.is_set()
+    assert _error_type(result) == "timeout", result.error
+    seen = [record.name for record in result.tool_calls]
+    gate.release.set()
+    assert left.wait(30)
+    rt.run("quick(2)")  # the host is past the held call's bookkeeping
+    assert [record.name for record in result.tool_calls] == seen
+
+
+@pytest.mark.parametrize("script", ["note(1)", "parallel(note, [1, 2])"])
+def test_the_wall_limit_never_lands_in_the_hosts_bookkeeping(
+    make_runtime: Callable[..., Runtime], script: str,
+):
+    """In process the wall-limit abort is raised in the script's thread, which also
+    runs the host's bookkeeping of its calls. A ``tool_call`` hook still busy when
+    the limit passes must finish (the abort waits), and the abort must not be
+    taken for a failing audit and raised to the programmer."""
+    finished: list[int] = []
+    limit = 1.0
+
+    def slow_hook(event: Any) -> None:
+        end = time.monotonic() + limit + 0.3
+        while time.monotonic() < end:  # pure Python: an abort would land here
+            pass
+        finished.append(event.record.args["i"])
+
+    @tool
+    def note(i: int) -> int:
+        """A write: in a batch it runs, and is recorded, on the script's thread."""
+        return i
+
+    rt = make_runtime([note], limits=Limits(wall_time_s=limit),
+                      event_hooks={"tool_call": [slow_hook]})
+    result = rt.run(script)
+    assert _error_type(result) == "timeout", result.error
+    assert finished[:1] == [1]
+    assert [record.name for record in result.tool_calls][:1] == ["note"]
 
 
 def test_a_hanging_session_does_not_starve_another(
