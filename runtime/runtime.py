@@ -20,7 +20,7 @@ from .backends.base import Backend, SandboxHandle, SandboxSpec
 from .calls.dispatch import Dispatcher, ToolExecutor
 from .calls.hostsupply import HostSupply
 from .calls.idempotency import IdempotencyStore
-from .durable.continuation import DEFAULT_TTL_S
+from .durable.continuation import DEFAULT_TTL_S, verify
 from .durable.durability import Durability
 from .durable.store import JournalStore
 from .events import AuditCallback, EventHook, EventHooks
@@ -202,15 +202,30 @@ class Runtime:
         """The tools as Python stubs, as a model sees them."""
         return self.registry.render_stubs()
 
-    def session(self, context: Mapping[str, Any] | None = None) -> Session:
+    def session(self, context: Mapping[str, Any] | None = None, *,
+                resuming: str | None = None) -> Session:
         """A new session: a fresh sandbox whose variables persist between runs.
 
         ``context`` (merged over the runtime's) fills injected tool parameters
-        for every call of this session.
+        for every call of this session. ``resuming`` (a paused run's
+        ``RunResult.continuation``) makes it the session to resume that run in:
+        it takes the run's session id, and its sandbox starts with the run's
+        string hash seed, so variables bound in it before
+        ``resume(continuation, decisions, session=...)`` are still there when
+        the script runs again.
+
+        Raises:
+            ContinuationError: ``resuming`` is not a continuation of this
+                runtime's key (tampered with, expired).
         """
         if self._closed:
             raise RuntimeError("this runtime is closed")
-        return Session(self, context=context)
+        session = Session(self, context=context)
+        if resuming is not None:
+            content = verify(resuming, self.durability.key)
+            session.id = content.session_id
+            session.hash_seed = content.hash_seed
+        return session
 
     def run(self, code: str, context: Mapping[str, Any] | None = None) -> RunResult:
         """Run one script in a fresh namespace (a new session, closed afterwards);
@@ -234,7 +249,11 @@ class Runtime:
             continuation: ``RunResult.continuation`` of the paused run.
             decisions: a :class:`Decision` for every id of ``RunResult.pending``.
             session: the session to run in (it must be the run's own); default a
-                new one under the run's session id, closed afterwards.
+                new one under the run's session id, closed afterwards. Make it
+                with ``session(resuming=continuation)`` to bind variables first: a
+                session whose sandbox has another string hash seed than the
+                paused run's is restarted for the resume (its variables lost,
+                ``RunResult.session_restarted``).
 
         Raises:
             ContinuationError: the continuation was tampered with, expired, was

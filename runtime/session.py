@@ -55,6 +55,9 @@ class Session:
         self._lock = threading.Lock()
         self._handle: SandboxHandle | None = None
         self._closed = False
+        self.hash_seed: int | None = None
+        """The string hash seed this session's sandbox must start with (None: the
+        backend's); set by ``Runtime.session(resuming=...)`` to the paused run's."""
 
     # --- lifecycle ------------------------------------------------------------------
     def __enter__(self) -> Session:
@@ -123,19 +126,25 @@ class Session:
             **({"provenance": True} if self.runtime.provenance is not None else {}),
         }
 
-    def _ensure_sandbox(self) -> bool:
+    def _ensure_sandbox(self, hash_seed: int | None = None) -> bool:
         """Start the sandbox if needed; True if it replaced one that had died
-        since the last run (its variables are lost)."""
+        since the last run, or (``hash_seed``: what a resumed run needs) one whose
+        string hash seed differs (its variables are lost)."""
         if self._closed:
             raise RuntimeError("this session is closed")
-        if self._handle is not None and self._handle.is_alive():
+        if hash_seed is None:
+            hash_seed = self.hash_seed
+        handle = self._handle
+        if handle is not None and handle.is_alive() and (
+                hash_seed is None or handle.hash_seed == hash_seed
+                or self.runtime.backend.in_host_process):  # the host's seed, fixed
             return False
-        replaced = self._handle is not None
-        if self._handle is not None:
-            self._handle.kill()
+        replaced = handle is not None
+        if handle is not None:
+            handle.kill()
             self._handle = None
         handle = self.runtime.acquire_sandbox(
-            SandboxSpec(limits=self.runtime.limits),
+            SandboxSpec(limits=self.runtime.limits, hash_seed=hash_seed),
             # A sandbox in the host's process must not lower the host's own limits.
             self._configure_message(not self.runtime.backend.in_host_process),
         )
@@ -191,10 +200,12 @@ class Session:
         with self._lock, waiting_sync():
             limits = self.runtime.limits
             started = time.perf_counter()
-            replaced = self._ensure_sandbox()
+            replaced = self._ensure_sandbox(self.runtime.durability.resuming_hash_seed())
             ctx = RunContext(run_id, self.id, limits.max_tool_calls, self.context,
                              script=code, agent_run_id=self.agent_run_id, limits=limits,
                              deadline=time.monotonic() + limits.wall_time_s)
+            assert self._handle is not None
+            ctx.hash_seed = self._handle.hash_seed
             ctx.journal = self.runtime.durability.attach(self.runtime, ctx)  # issue 30
             stopper = stopping.take()
             previous = swap_bounds(ctx.bounds)
@@ -254,7 +265,7 @@ class Session:
                 # It died before it could read the script (between runs, after
                 # the liveness check): nothing ran, so a fresh sandbox runs it.
                 self.restart()
-                self._ensure_sandbox()
+                self._ensure_sandbox(ctx.hash_seed)
                 replacement = self._handle
                 assert replacement is not None
                 handle = replacement

@@ -1,6 +1,6 @@
 """The fork server (zygote): sandboxes in milliseconds, each a fork of one prepared process.
 
-``python -I -m toolscript.sandbox --zygote`` imports everything a sandbox
+``python -s -P -m toolscript.sandbox --zygote`` imports everything a sandbox
 needs (:func:`.walls.preload`, :func:`.audithook.preload`), then serves
 ``spawn`` requests on its control socket (a ``SOCK_SEQPACKET`` Unix socket
 on fd 0, one JSON message per packet). It never runs a script, never puts up

@@ -29,6 +29,9 @@ class SandboxSpec:
 
     limits: Limits
     startup_timeout_s: float = 30.0
+    hash_seed: int | None = None
+    """The string hash seed the sandbox must run with (a resumed run asks for its
+    original run's, :mod:`.hashseed`); None: the backend's own."""
 
 
 class CallServer(Protocol):
@@ -53,6 +56,9 @@ class SandboxHandle(abc.ABC):
     """One started sandbox that speaks the wire protocol."""
 
     ready_info: dict[str, Any]
+
+    hash_seed: int | None = None
+    """The string hash seed this sandbox's interpreter runs with (None: unknown)."""
 
     calls_inline: bool = False
     """True when the script's tool calls reach :meth:`attach_calls`' server as
@@ -108,6 +114,9 @@ class Backend(abc.ABC):
     name: str = "backend"
     in_host_process: bool = False
     """True when sandboxes live in the host's own process (no process limits apply)."""
+    hash_seed: int | None = None
+    """The string hash seed of the sandboxes this backend starts (None: unknown, not
+    chosen by it). :meth:`start` honours a spec's other ``hash_seed`` where it can."""
 
     @abc.abstractmethod
     def start(self, spec: SandboxSpec) -> SandboxHandle:

@@ -31,6 +31,7 @@ from toolscript.sandbox.codec import to_json_data
 from toolscript.sandbox.server import SandboxServer
 
 from .base import Backend, CallServer, SandboxDied, SandboxHandle, SandboxSpec
+from .hashseed import host_hash_seed
 
 if TYPE_CHECKING:
     from ..isolation import IsolationReport
@@ -186,9 +187,17 @@ class InprocessBackend(Backend):
     name = "inprocess"
     in_host_process = True
 
+    def __init__(self) -> None:
+        self.hash_seed = host_hash_seed()
+        """The host's own string hash seed when its environment pinned it, else None:
+        sandboxes in this process cannot have another (a spec's ``hash_seed`` is not
+        honoured; set ``PYTHONHASHSEED`` for the host to pin it)."""
+
     def start(self, spec: SandboxSpec) -> SandboxHandle:
-        """A fresh interpreter (nothing to wait for)."""
-        return InprocessHandle()
+        """A fresh interpreter (nothing to wait for), with the host's hash seed."""
+        handle = InprocessHandle()
+        handle.hash_seed = self.hash_seed
+        return handle
 
     def handle_isolation(self, handle: SandboxHandle) -> IsolationReport:
         """No OS wall: every wall is reported missing, with the reason."""

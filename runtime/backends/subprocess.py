@@ -4,7 +4,8 @@ By default each sandbox is forked from a fork server (:mod:`.zygote`, and
 ``toolscript.sandbox.zygote`` inside it) that has already imported the
 sandbox, and becomes a sandbox server in a few milliseconds; with
 ``zygote=False`` (or another ``python``) it is a new interpreter. Either way
-the child is ``python -I -m toolscript.sandbox``'s server with an empty environment
+the child is ``python -s -P -m toolscript.sandbox``'s server with an environment
+that holds only its string hash seed (:mod:`.hashseed`)
 (no API keys or anything else from the host), its own session and process
 group (a Ctrl-C at the terminal does not reach it, and closing the sandbox
 kills the whole group, so nothing it could have started outlives it), rlimits
@@ -51,6 +52,7 @@ from toolscript.errors import ConfigurationError, SandboxStartError
 
 from ..limits import Limits
 from .base import Backend, SandboxDied, SandboxHandle, SandboxSpec
+from .hashseed import INTERPRETER_FLAGS, choose_hash_seed, seed_environment
 from .pool import WarmPool, mark_exiting
 from .uids import UidLease, allocator_for
 from .zygote import EXIT_UNKNOWN, ForkedProcess, Zygote, ZygoteDied
@@ -349,7 +351,7 @@ def sandbox_command(python: str | None = None, walls: WallConfig | None = None,
                     spin_us: int = DEFAULT_SPIN_US) -> list[str]:
     """The command line of a sandbox server process (or, with ``zygote``, of the
     fork server whose children are sandbox servers)."""
-    command = [python or sys.executable, "-I", "-m", "toolscript.sandbox"]
+    command = [python or sys.executable, *INTERPRETER_FLAGS, "-m", "toolscript.sandbox"]
     if zygote:
         command.append(ZYGOTE_FLAG)
     command += spin_options(spin_us)
@@ -421,6 +423,11 @@ class SubprocessBackend(Backend):
             waits it did not catch (:mod:`toolscript.sandbox.spinwait`); 0
             turns it off (the least CPU per call, the most wake-ups). Default
             50, chosen by measurement (``docs/internals.md``).
+        hash_seed: the string hash seed of every sandbox interpreter (default:
+            random, one per backend). A resumed durable run asks for its
+            original run's seed and gets a sandbox started with it; pinning the
+            same seed in every host process lets such resumes use the zygote
+            and the pool instead (:mod:`.hashseed`).
     """
 
     name = "subprocess"
@@ -428,9 +435,11 @@ class SubprocessBackend(Backend):
     def __init__(self, python: str | None = None, pool_size: int = 1,
                  walls: WallConfig | Mapping[str, Any] | None = None,
                  test_hooks: bool = False, zygote: bool | None = None,
-                 pool_max: int | None = None, spin_us: int = DEFAULT_SPIN_US) -> None:
+                 pool_max: int | None = None, spin_us: int = DEFAULT_SPIN_US,
+                 hash_seed: int | None = None) -> None:
         self.python = python
         self.spin_us = check_spin_us(spin_us)
+        self.hash_seed: int = choose_hash_seed(hash_seed)
         self.use_zygote = python is None if zygote is None else zygote
         self._zygote: Zygote | None = None
         self._zygote_lock = threading.Lock()
@@ -454,7 +463,10 @@ class SubprocessBackend(Backend):
                                   cancel=self._cancel_priming)
 
     def start(self, spec: SandboxSpec) -> SandboxHandle:
-        """A started sandbox: from the warm pool when one is ready, else a new one."""
+        """A started sandbox: from the warm pool when one is ready, else a new one;
+        a new interpreter for a spec with another ``hash_seed`` than the backend's."""
+        if spec.hash_seed is not None and spec.hash_seed != self.hash_seed:
+            return self._spawn(spec, spec.hash_seed)
         if self._pool is not None:
             handle = self._pool.acquire(wait_s=min(spec.startup_timeout_s, 10.0))
             if handle is not None:
@@ -545,7 +557,8 @@ class SubprocessBackend(Backend):
             if current is None or not current.alive or current.command != command:
                 if current is not None:
                     current.close()
-                current = self._zygote = Zygote(command, timeout)
+                current = self._zygote = Zygote(command, timeout,
+                                                env=seed_environment(self.hash_seed))
             return current
 
     def _own_uid(self) -> UidLease | None:
@@ -566,6 +579,7 @@ class SubprocessBackend(Backend):
             raise
         handle = ProcessHandle(process, spec, errfile, fds=fds, spin_s=self.spin_us / 1e6)
         handle.uid_lease = lease
+        handle.hash_seed = self.hash_seed
         try:
             ready = wait_ready(handle, spec.startup_timeout_s)
         except BaseException:
@@ -574,8 +588,9 @@ class SubprocessBackend(Backend):
         self._last_walls = ready.get("walls")
         return handle
 
-    def _spawn(self, spec: SandboxSpec) -> ProcessHandle:
-        """A sandbox started as a new interpreter."""
+    def _spawn(self, spec: SandboxSpec, hash_seed: int | None = None) -> ProcessHandle:
+        """A sandbox started as a new interpreter (with ``hash_seed``, default the backend's)."""
+        seed = self.hash_seed if hash_seed is None else hash_seed
         # stderr goes to an unlinked file, never a pipe: a chatty child must not
         # block on a full pipe, and the tail explains a crash.
         lease = self._own_uid()
@@ -588,7 +603,7 @@ class SubprocessBackend(Backend):
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errfile,
-                env={},
+                env=seed_environment(seed),
                 cwd="/",
                 close_fds=True,
                 start_new_session=True,
@@ -600,6 +615,7 @@ class SubprocessBackend(Backend):
             raise SandboxStartError(f"cannot start the sandbox process: {exc}") from None
         handle = ProcessHandle(process, spec, errfile, spin_s=self.spin_us / 1e6)
         handle.uid_lease = lease
+        handle.hash_seed = seed
         try:
             ready = wait_ready(handle, spec.startup_timeout_s)
         except BaseException:

@@ -1,6 +1,6 @@
 """The host's side of the sandbox fork server (see ``toolscript.sandbox.zygote``).
 
-:class:`Zygote` starts one ``python -I -m toolscript.sandbox --zygote``
+:class:`Zygote` starts one ``python -s -P -m toolscript.sandbox --zygote``
 process and talks to it over a ``SOCK_SEQPACKET`` socket pair: a ``spawn``
 request carries the new session's descriptors, the answer carries the
 child's pid and a pidfd. A reader thread routes the answers to the waiting
@@ -216,9 +216,12 @@ class Zygote:
     """One fork server process and the reader thread that listens to it."""
 
     def __init__(self, command: list[str], startup_timeout_s: float = 30.0, *,
-                 connected: tuple[socket.socket, ZygoteProcess] | None = None) -> None:
-        """Start ``command`` as the zygote, or (``connected``) speak to one already started
-        elsewhere (a container) over its connected control socket."""
+                 connected: tuple[socket.socket, ZygoteProcess] | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        """Start ``command`` as the zygote with the environment ``env`` (default:
+        empty), or (``connected``) speak to one already started elsewhere (a
+        container) over its connected control socket. Its children inherit its
+        string hash seed (:mod:`.hashseed`)."""
         self.command = list(command)
         self._errfile: Any = None
         self.process: ZygoteProcess
@@ -230,7 +233,7 @@ class Zygote:
             try:
                 self.process = subprocess.Popen(
                     command, stdin=zygote_end.fileno(), stdout=subprocess.DEVNULL,
-                    stderr=self._errfile, env={}, cwd="/", close_fds=True,
+                    stderr=self._errfile, env=dict(env or {}), cwd="/", close_fds=True,
                     start_new_session=True,
                 )
             except OSError as exc:

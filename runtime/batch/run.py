@@ -254,15 +254,15 @@ def resume_item(runtime: Runtime, index: int, paused: PausedItem,
         decisions = runtime.durability.store.decisions(str(record.get("run_id")))
         if not pending or any(pid not in decisions for pid in pending):
             return dict(record)
-        with runtime.session() as session:
-            session.id = str(record.get("session_id") or session.id)
+        continuation = str(record.get("continuation"))
+        with runtime.session(resuming=continuation) as session:  # the run's id and hash seed
             bound = session.run(bind_source(options.item_var, item))
             if not bound.ok:
                 message = bound.error.message if bound.error else "unknown error"
                 return _record(index, item, options, started,
                                error=_error("invalid_item", f"cannot bind the item: {message}"))
-            result = runtime.resume(str(record.get("continuation")),
-                                    {pid: decisions[pid] for pid in pending}, session=session)
+            result = runtime.resume(continuation, {pid: decisions[pid] for pid in pending},
+                                    session=session)
             session_id = str(session.id)
     except ToolscriptError as exc:
         return _record(index, item, options, started, error=_error(

@@ -87,10 +87,9 @@ class RunContext:
     """
 
     __slots__ = ("_attempts", "_closed", "_gate", "_script_sha256", "_used", "abandoned",
-                 "abort",
-                 "agent_run_id",
-                 "bounds", "context", "deadline", "journal", "max_tool_calls", "records",
-                 "retention", "run_id", "script", "session_id")
+                 "abort", "agent_run_id", "bounds", "context", "deadline", "hash_seed",
+                 "journal", "max_tool_calls", "records", "retention", "run_id", "script",
+                 "session_id")
 
     def __init__(self, run_id: str, session_id: str, max_tool_calls: int,
                  context: Mapping[str, Any] | None = None, *, script: str | None = None,
@@ -121,6 +120,9 @@ class RunContext:
         """This run's calls still running past their timeout (at most ``max_parallel``)."""
         self.journal: RunJournal | None = None
         """The run's journal (issue 30, :mod:`toolscript.runtime.durable`), set by the session."""
+        self.hash_seed: int | None = None
+        """The string hash seed of the sandbox running the script (None: unknown); a
+        continuation carries it so that a resume runs with the same one."""
 
     @property
     def script_sha256(self) -> str | None:

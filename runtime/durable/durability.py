@@ -42,6 +42,7 @@ class _Resuming:
     entries: dict[int, JournalEntry]
     decisions: dict[str, Decision]
     continuation: str
+    hash_seed: int | None = None
 
 
 _RESUMING: contextvars.ContextVar[_Resuming | None] = contextvars.ContextVar(
@@ -103,6 +104,13 @@ class Durability:
             store.close()
 
     # --- one run -------------------------------------------------------------------
+    @staticmethod
+    def resuming_hash_seed() -> int | None:
+        """The string hash seed the run about to start must have: its original run's
+        when it is a resume, else None (any)."""
+        resuming = _RESUMING.get()
+        return None if resuming is None else resuming.hash_seed
+
     def attach(self, runtime: Runtime, ctx: RunContext) -> RunJournal:
         """The journal of a run starting now (a resume's replays the original run)."""
         audit = _audit_append(runtime)
@@ -145,7 +153,7 @@ class Durability:
             approval_sha256=approval_sha256(runtime.approve),
             identity_sha256=identity_sha256(ctx.context),
             pending=tuple(p.id for p in cause.pending), issued_at=now,
-            expires_at=now + self.ttl_s)
+            expires_at=now + self.ttl_s, hash_seed=ctx.hash_seed)
         continuation = sign(content, self.key)
         self.store.save_pause(PausedRun(ctx.run_id, ctx.session_id, tuple(cause.pending),
                                         continuation, now, content.expires_at))
@@ -229,7 +237,8 @@ class Durability:
         if session is None:
             session = runtime.session()
             session.id = content.session_id
-        token = _RESUMING.set(_Resuming(content.run_id, entries, chosen, continuation))
+        token = _RESUMING.set(_Resuming(content.run_id, entries, chosen, continuation,
+                                           content.hash_seed))
         try:
             result = session.run(content.script)
         finally:

@@ -238,7 +238,8 @@ def test_host_environment_is_unreachable(make_runtime: Any, monkeypatch: pytest.
             assert SECRET.encode() not in environ
             assert b"OPENAI_API_KEY" not in environ
             if backend_name == "subprocess":
-                assert environ == b"", environ  # nothing at all from the host
+                # nothing at all from the host: only the hash seed it chose
+                assert environ == f"PYTHONHASHSEED={runtime.backend.hash_seed}\0".encode()
     assert os.environ["OPENAI_API_KEY"] == SECRET  # the host kept its own
 
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 from pathlib import Path
 
-from conftest import Counter, defer_sends
+import pytest
+from backend_marks import backend_options, process_backends
+from conftest import KEY, Counter, defer_sends
+from toolscript.runtime.backends.hashseed import MAX_SEED, host_hash_seed
 
-from toolscript import AuditLog, Decision, PendingCall, RunResult
+from toolscript import AuditLog, Decision, PendingCall, RunResult, Runtime
+from toolscript.errors import ContinuationError
 
 SCRIPT = """
 a = read(1)
@@ -179,21 +184,107 @@ def test_decision_defer_is_falsy_and_marked() -> None:
     assert Decision.allow().deferred is False
 
 
-def test_set_iteration_order_on_resume_is_never_replayed_silently(
-        durable_runtime, backend_name) -> None:
-    """The string hash seed is not pinned for process sandboxes (docs/design.md, durable
-    runs): a resume in another host process may iterate a set in another order. It
-    must then end as replay_diverged, never answer a call with another call's result."""
-    counter = Counter()
-    script = ("for s in {'alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta'}:\n"
+SET_SCRIPT = ("for s in {'alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta'}:\n"
               "    note(s)\nsend('z')\n'done'")
-    paused = _pause(durable_runtime, counter, script)
+
+
+def _seed_of(continuation: str) -> int | None:
+    """The hash seed a continuation carries (its payload is readable, only not forgeable)."""
+    payload = continuation.split(".")[1]
+    data = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    seed: int | None = data["hash_seed"]
+    return seed
+
+
+def test_a_resume_iterates_a_set_of_strings_as_the_paused_run_did(
+        durable_runtime, backend_name) -> None:
+    """Every runtime built here is a new backend with a seed of its own, as a new host
+    process has; the resume runs its script with the paused run's seed, so a loop over
+    a set of strings calls in the same order and is answered from the journal."""
+    counter = Counter()
+    paused = _pause(durable_runtime, counter, SET_SCRIPT)
     assert paused.status == "paused"
-    result = durable_runtime(counter.tools()).resume(
-        paused.continuation, {paused.pending[0].id: Decision.allow()})
-    if backend_name == "inprocess":  # the host process's seed: the same order
+    later = Counter()
+    runtime = durable_runtime(later.tools())
+    if backend_name != "inprocess":
+        assert _seed_of(paused.continuation) not in (None, runtime.backend.hash_seed)
+    result = runtime.resume(paused.continuation, {paused.pending[0].id: Decision.allow()})
+    assert result.ok, result.error
+    assert later.calls == [("send", "z")]  # the 8 notes came from the journal
+    assert [c.replayed for c in result.tool_calls] == [True] * 8 + [False]
+
+
+def test_a_run_paused_twice_keeps_its_seed_through_both_resumes(durable_runtime) -> None:
+    counter = Counter()
+    script = SET_SCRIPT.replace("'done'", "send('y')\n'done'")
+    first = _pause(durable_runtime, counter, script)
+    seed = _seed_of(first.continuation)
+    second = durable_runtime(counter.tools()).resume(
+        first.continuation, {first.pending[0].id: Decision.allow()})
+    assert second.status == "paused", second.error
+    assert _seed_of(second.continuation) == seed
+    done = durable_runtime(counter.tools()).resume(
+        second.continuation, {second.pending[0].id: Decision.allow()})
+    assert done.ok, done.error
+    assert counter.count("note") == 8 and counter.count("send") == 2
+
+
+@process_backends
+def test_a_pinned_seed_resumes_in_the_warm_sandboxes(backend_name, journal_url) -> None:
+    """With the same ``hash_seed`` in every host process the resume needs no sandbox
+    of its own: the sandbox it gets is the backend's kind (pooled or forked)."""
+    options = {**backend_options(backend_name, 1), "hash_seed": 4242}
+    counter = Counter()
+    made = [Runtime(counter.tools(), backend=backend_name, backend_options=options,
+                    approve=defer_sends, journal=journal_url, continuation_key=KEY)
+            for _ in range(2)]
+    try:
+        paused = made[0].run(SET_SCRIPT)
+        assert _seed_of(paused.continuation) == 4242 == made[1].backend.hash_seed
+        result = made[1].resume(paused.continuation, {paused.pending[0].id: Decision.allow()})
         assert result.ok, result.error
-    assert result.status == "ok" or result.error.type == "replay_diverged", result.error
-    notes = [text for name, text in counter.calls if name == "note"]
-    assert sorted(notes) == sorted(set(notes)) and len(notes) == 8  # none ran twice
-    assert counter.count("send") == (1 if result.ok else 0)
+        assert counter.count("note") == 8
+    finally:
+        for runtime in made:
+            runtime.close()
+
+
+def test_the_paused_run_records_its_sandbox_seed(durable_runtime, backend_name) -> None:
+    paused = _pause(durable_runtime, Counter(), SET_SCRIPT)
+    seed = _seed_of(paused.continuation)
+    if backend_name == "inprocess":
+        assert seed == host_hash_seed()  # None unless the host's PYTHONHASHSEED pins it
+    else:
+        assert isinstance(seed, int) and 0 < seed <= MAX_SEED
+
+
+def test_variables_bound_before_a_resume_survive_in_a_session_made_for_it(
+        durable_runtime, backend_name) -> None:
+    """A batch binds its item, an application its inputs, before resuming: the session
+    from ``runtime.session(resuming=...)`` starts its sandbox with the paused run's
+    seed (and session id), so the resume does not replace it and lose them."""
+    counter = Counter()
+    script = "for s in {'alpha', 'beta', 'gamma', 'delta'}:\n    note(s)\nsend(item)\nitem"
+    with durable_runtime(counter.tools()) as first, first.session() as bound:
+        assert bound.run("item = 'x-1'").ok
+        paused = bound.run(script)
+    assert paused.status == "paused", paused.error
+    later = Counter()
+    runtime = durable_runtime(later.tools())
+    with runtime.session(resuming=paused.continuation) as session:
+        assert session.id == bound.id
+        assert session.run("item = 'x-1'").ok
+        result = runtime.resume(paused.continuation, {paused.pending[0].id: Decision.allow()},
+                                session=session)
+        assert result.ok, result.error
+        assert result.value == "x-1" and not result.session_restarted
+        assert later.calls == [("send", "x-1")]
+        assert session.run("item").value == "x-1"  # the same sandbox goes on
+
+
+def test_a_session_for_a_forged_continuation_is_refused(durable_runtime) -> None:
+    paused = _pause(durable_runtime, Counter())
+    head, payload, mac = paused.continuation.split(".")
+    forged = ".".join((head, payload, mac[::-1]))
+    with durable_runtime(Counter().tools()) as runtime, pytest.raises(ContinuationError):
+        runtime.session(resuming=forged)

@@ -1,6 +1,6 @@
 """The docker backend: every sandbox in its own hardened, throw-away container.
 
-The container runs the sandbox image's entrypoint (``python -I -m
+The container runs the sandbox image's entrypoint (``python -s -P -m
 toolscript.sandbox``) and the host speaks the wire protocol over the
 container's attached stdin/stdout, demultiplexed from Docker's stream headers.
 Nothing is mounted. Hardening, all on by default::
@@ -70,6 +70,7 @@ from toolscript.sandbox.zygote import ZYGOTE_FLAG
 from toolscript.errors import ConfigurationError, ImageError, ProtocolError, SandboxStartError
 
 from ..base import Backend, SandboxDied, SandboxHandle, SandboxSpec
+from ..hashseed import choose_hash_seed, seed_environment
 from ..pool import WarmPool
 from ..subprocess import DEFAULT_SPIN_US, check_spin_us, spin_options
 from . import undertaker
@@ -84,6 +85,7 @@ from .process import (
 from .socket_channel import (
     BOOT_COMMAND,
     NO_SOCKET_EXIT,
+    STDIO_COMMAND,
     ZYGOTE_BOOT_COMMAND,
     SocketChannel,
     SocketUnavailable,
@@ -144,6 +146,9 @@ class ContainerConfig:
     spin_us: int = DEFAULT_SPIN_US
     """How long each side of a call polls for the other's frame before it blocks (the
     backend's ``spin_us``)."""
+    hash_seed: int | None = None
+    """The string hash seed of the container's interpreters (``PYTHONHASHSEED``;
+    None: random, CPython's own)."""
 
     def create_kwargs(self, name: str, channel: SocketChannel | None = None) -> dict[str, Any]:
         """Keyword arguments of ``APIClient.create_host_config`` / ``create_container``.
@@ -171,7 +176,9 @@ class ContainerConfig:
             "container": {
                 "name": name,
                 "user": f"{SANDBOX_UID}:{SANDBOX_UID}",
-                "environment": {},
+                "environment": ({} if self.hash_seed is None
+                                else seed_environment(self.hash_seed)),
+                "entrypoint": STDIO_COMMAND,
                 "stdin_open": True,
                 "tty": False,
                 "network_disabled": not self.network,
@@ -723,7 +730,9 @@ class DockerBackend(Backend):
     ``toolscript.sandbox.walls.testing``); never in production. ``spin_us``: how
     long each side of a tool call polls for the other's next frame before it
     blocks, as for :class:`~toolscript.runtime.backends.subprocess.SubprocessBackend`
-    (default 50; 0 turns it off).
+    (default 50; 0 turns it off). ``hash_seed``: the string hash seed of the
+    containers' interpreters, as for the subprocess backend (default: random, one
+    per backend; a resumed durable run gets a container with its original seed).
     """
 
     name = "docker"
@@ -746,6 +755,7 @@ class DockerBackend(Backend):
         isolation: str = "container",
         sessions_per_container: int = 8,
         spin_us: int = DEFAULT_SPIN_US,
+        hash_seed: int | None = None,
     ) -> None:
         if transport not in ("auto", "socket", "attach"):
             raise ConfigurationError(
@@ -761,6 +771,7 @@ class DockerBackend(Backend):
         # before this process creates any container
         undertaker.ensure_started({MANAGED_LABEL: "1", **owner_labels()})
         self.image = image
+        self.hash_seed: int = choose_hash_seed(hash_seed)
         self.pool_size = pool_size
         self.start_timeout = start_timeout
         self._base = ContainerConfig(
@@ -773,6 +784,7 @@ class DockerBackend(Backend):
             transport=_pick_transport(transport),
             test_hooks=test_hooks,
             spin_us=check_spin_us(spin_us),
+            hash_seed=self.hash_seed,
         )
         self._auto_transport = transport == "auto"
         self.isolation_mode = isolation
@@ -787,7 +799,8 @@ class DockerBackend(Backend):
         _BACKENDS.add(self)
 
     def config_for(self, spec: SandboxSpec | None) -> ContainerConfig:
-        """The container settings ``spec`` asks for (its memory, CPU and pids limits)."""
+        """The container settings ``spec`` asks for (its memory, CPU and pids limits,
+        and its string hash seed if it names one)."""
         if spec is None:
             return self._base
         limits = spec.limits
@@ -796,12 +809,14 @@ class DockerBackend(Backend):
             memory_bytes=int(limits.memory_mb) * 1024 * 1024,
             nano_cpus=int(float(limits.cpus) * 1e9),
             pids_limit=int(limits.max_pids),
+            hash_seed=self.hash_seed if spec.hash_seed is None else spec.hash_seed,
         )
 
     def start(self, spec: SandboxSpec | None = None) -> DockerSandbox | ContainerProcessHandle:
-        """A started sandbox that said ``ready``: from the warm pool if one waits."""
+        """A started sandbox that said ``ready``: from the warm pool if one waits (a
+        spec with another ``hash_seed`` than the backend's gets a container of its own)."""
         cfg = self.config_for(spec)
-        pool = self._pool(cfg)
+        pool = self._pool(cfg) if cfg.hash_seed == self.hash_seed else None
         timeout = spec.startup_timeout_s if spec is not None else self.start_timeout
         if pool is not None:
             handle = pool.acquire(wait_s=min(timeout, POOL_WAIT_S))
@@ -811,8 +826,11 @@ class DockerBackend(Backend):
                         handle.spec = spec
                     assert self._process is not None
                     self._process.handed_out(handle)
+                handle.hash_seed = cfg.hash_seed
                 return handle  # type: ignore[no-any-return]
-        return self._start_cold(cfg, max(timeout, 1.0), spec)
+        started = self._start_cold(cfg, max(timeout, 1.0), spec)
+        started.hash_seed = cfg.hash_seed
+        return started
 
     def handle_isolation(self, handle: SandboxHandle) -> IsolationReport:
         """The walls the sandbox put up inside its container, plus the container's own."""

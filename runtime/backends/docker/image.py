@@ -210,6 +210,10 @@ class ImageStatus:
     size: int | None = None
     expected_protocol: int | None = None
     expected_digest: str | None = None
+    python_env: tuple[str, ...] = ()
+    """``PYTHON*`` variables of the image's environment that its interpreter would
+    read: the sandbox starts without ``-E`` (so that it honours the hash seed the
+    host sets), so such a variable (``PYTHONPATH``, ``PYTHONSTARTUP``...) is refused."""
 
     @property
     def compatible(self) -> bool:
@@ -246,7 +250,18 @@ def image_status(
         size=image.attrs.get("Size"),
         expected_protocol=want_protocol,
         expected_digest=want_digest,
+        python_env=python_variables((image.attrs.get("Config") or {}).get("Env") or []),
     )
+
+
+_INERT_PYTHON_VARIABLES = frozenset({"PYTHONHASHSEED", "PYTHON_VERSION", "PYTHON_SHA256"})
+"""Set by the host (the seed) or only informational (Docker's official python images)."""
+
+
+def python_variables(env: list[str]) -> tuple[str, ...]:
+    """The names in ``env`` (``NAME=value`` items) that CPython may read at start."""
+    names = (str(item).partition("=")[0] for item in env)
+    return tuple(sorted({n for n in names if n.startswith("PYTHON")} - _INERT_PYTHON_VARIABLES))
 
 
 def check_image(
@@ -268,6 +283,12 @@ def check_image(
         raise ImageError(
             f"sandbox image {tag!r} speaks protocol {status.protocol}, this toolscript speaks "
             f"{status.expected_protocol}. Rebuild it with `toolscript image build --tag {tag}`."
+        )
+    if status.python_env:
+        raise ImageError(
+            f"sandbox image {tag!r} sets {', '.join(status.python_env)} in its environment; "
+            "the sandbox interpreter would read them at start. Build it without (`toolscript "
+            "image build` does)."
         )
     return status
 

@@ -43,8 +43,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..hashseed import INTERPRETER_FLAGS
+
 __all__ = [
-    "BOOT_COMMAND", "CONTAINER_DIR", "HOST_GONE_EXIT", "NO_SOCKET_EXIT", "ZYGOTE_BOOT_COMMAND",
+    "BOOT_COMMAND", "CONTAINER_DIR", "HOST_GONE_EXIT", "NO_SOCKET_EXIT", "STDIO_COMMAND",
+    "ZYGOTE_BOOT_COMMAND",
     "SocketChannel",
 ]
 
@@ -56,6 +59,9 @@ HOST_GONE_EXIT = 98
 """Exit code of a container whose lifeline saw the host hang up (the host is gone)."""
 
 _PYTHON = "/opt/toolscript/venv/bin/python"
+STDIO_COMMAND = [_PYTHON, *INTERPRETER_FLAGS, "-m", "toolscript.sandbox"]
+"""Entrypoint of an attached-stdio container: the image's own, but honouring the
+string hash seed of the container's environment (``-I`` would ignore it)."""
 
 
 _RUN_SANDBOX = ("import runpy\n"
@@ -102,9 +108,10 @@ except OSError as e:
 {_LIFELINE if lifeline else _RUN_SANDBOX}"""
 
 
-BOOT_COMMAND = [_PYTHON, "-I", "-c", _boot("SOCK_STREAM", (0, 1), lifeline=True)]
-"""Entrypoint of a socket-transport container (the image's own is stdio)."""
-ZYGOTE_BOOT_COMMAND = [_PYTHON, "-I", "-c", _boot("SOCK_SEQPACKET", (0,), lifeline=False)]
+BOOT_COMMAND = [_PYTHON, *INTERPRETER_FLAGS, "-c", _boot("SOCK_STREAM", (0, 1), lifeline=True)]
+"""Entrypoint of a socket-transport container (:data:`STDIO_COMMAND` is the stdio one)."""
+ZYGOTE_BOOT_COMMAND = [_PYTHON, *INTERPRETER_FLAGS, "-c",
+                       _boot("SOCK_SEQPACKET", (0,), lifeline=False)]
 """Entrypoint of a container that runs the fork server: the socket is its control socket
 (fd 0, one message per packet); pass ``--zygote`` as its command."""
 
