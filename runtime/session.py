@@ -220,6 +220,8 @@ class Session:
             restarted = restarted or replaced
             if ctx.abort is not None and not ends_run(ctx.abort):  # a pause is a result
                 raise ctx.abort
+            if ctx.journal is not None:
+                ctx.journal.sources = message.get("sources")
             if self.runtime.provenance is not None:  # issue 27: untrusted text as references
                 message = render_result(message, self.runtime.provenance.show_untrusted)
             error = message["error"]
@@ -255,8 +257,11 @@ class Session:
         # A fresh id the sandbox cannot guess before the run: a frame it sent for
         # another run (a late result, a call queued between runs) cannot pass as this one's.
         wire_id = secrets.token_hex(8)
-        run_message = {"type": "run", "id": wire_id, "code": code,
-                       "limits": limits.run_message()}
+        run_message: dict[str, Any] = {"type": "run", "id": wire_id, "code": code,
+                                       "limits": limits.run_message()}
+        journal = ctx.journal
+        if journal is not None and journal.replay_sources:  # a resume: the same clocks, seed
+            run_message["sources"] = journal.replay_sources
         fresh = False
         try:
             try:

@@ -37,9 +37,11 @@ import queue as _queue
 import time as _time
 import uuid as _uuid
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from .guards import Guards
+from .runsources import STEADY_CLOCKS, WALL_CLOCKS, RunSources
 from .standins import hide_constructor
 
 SLEEP_SLICE_S = 0.05
@@ -54,9 +56,28 @@ _TIME_MEMBERS = (
 
 
 def time_members(guards: Guards) -> dict[str, Any]:
-    """The ``time`` facade: the real clocks and formatters, and a ``sleep`` that the
-    run's wall limit ends."""
+    """The ``time`` facade: the real formatters, the clocks and the formatters that read
+    the current time through the run's recorded readings (:mod:`.runsources`), and a
+    ``sleep`` that the run's wall limit ends."""
     members = {name: getattr(_time, name) for name in _TIME_MEMBERS if hasattr(_time, name)}
+    sources = guards.sources
+    for name in WALL_CLOCKS + STEADY_CLOCKS:
+        if hasattr(_time, name):
+            members[name] = _clock(sources, name, getattr(_time, name))
+    for name in ("localtime", "gmtime", "ctime"):
+        members[name] = _at_time(sources, name, getattr(_time, name))
+    asctime, strftime = _time.asctime, _time.strftime
+
+    def asctime_(t: Any = None, /) -> str:
+        return asctime(_time.localtime(sources.wall_time()) if t is None else t)
+
+    def strftime_(format: str, t: Any = None, /) -> str:
+        return strftime(format, _time.localtime(sources.wall_time()) if t is None else t)
+
+    for wrapper, real in ((asctime_, asctime), (strftime_, strftime)):
+        wrapper.__name__ = wrapper.__qualname__ = real.__name__
+        wrapper.__doc__ = real.__doc__
+    members["asctime"], members["strftime"] = asctime_, strftime_
 
     def sleep(seconds: float, /) -> None:
         """``time.sleep``, in slices of at most :data:`SLEEP_SLICE_S`, ending when the
@@ -79,6 +100,26 @@ def time_members(guards: Guards) -> dict[str, Any]:
 
     members["sleep"] = sleep
     return members
+
+
+def _clock(sources: RunSources, name: str, real: Callable[[], Any]) -> Callable[[], Any]:
+    """``time.<name>()`` read through the run's recorded readings."""
+    def clock() -> Any:
+        return sources.read(name, real)
+
+    clock.__name__ = clock.__qualname__ = name
+    clock.__doc__ = real.__doc__
+    return clock
+
+
+def _at_time(sources: RunSources, name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+    """``time.<name>(secs=None)``: without ``secs``, at the recorded current time."""
+    def at(secs: Any = None, /) -> Any:
+        return real(sources.wall_time() if secs is None else secs)
+
+    at.__name__ = at.__qualname__ = name
+    at.__doc__ = real.__doc__
+    return at
 
 
 def copy_members() -> dict[str, Any]:
@@ -158,12 +199,21 @@ def csv_members(guards: Guards) -> dict[str, Any]:
     return members
 
 
-def uuid_members() -> dict[str, Any]:
-    """The ``uuid`` facade: random and name-based UUIDs and parsing."""
-    names = ("UUID", "uuid3", "uuid4", "uuid5", "NAMESPACE_DNS", "NAMESPACE_URL",
+def uuid_members(guards: Guards) -> dict[str, Any]:
+    """The ``uuid`` facade: random (from the run's seed, :mod:`.runsources`) and
+    name-based UUIDs and parsing."""
+    names = ("UUID", "uuid3", "uuid5", "NAMESPACE_DNS", "NAMESPACE_URL",
              "NAMESPACE_OID", "NAMESPACE_X500", "RESERVED_NCS", "RFC_4122",
              "RESERVED_MICROSOFT", "RESERVED_FUTURE", "SafeUUID")
-    return {name: getattr(_uuid, name) for name in names}
+    members = {name: getattr(_uuid, name) for name in names}
+    sources = guards.sources
+
+    def uuid4() -> _uuid.UUID:
+        """Generate a random UUID."""
+        return sources.uuid4()
+
+    members["uuid4"] = uuid4
+    return members
 
 
 def _would_block(what: str) -> str:

@@ -34,6 +34,7 @@ from .policy import (
     attribute_rule,
     check_field_names,
 )
+from .runsources import CLOCK_ATTRIBUTES, RunSources
 from .standins import STAND_INS, visible_mro
 
 WRITABLE_INSTANCES: tuple[type, ...] = (
@@ -369,9 +370,12 @@ def _scrub_exception(exc: BaseException) -> None:
 class Guards:
     """The runtime guards of one interpreter."""
 
-    def __init__(self, namespace: dict[str, Any], abort: AbortState) -> None:
+    def __init__(self, namespace: dict[str, Any], abort: AbortState,
+                 sources: RunSources | None = None) -> None:
         self.namespace = namespace
         self.abort = abort
+        self.sources = sources if sources is not None else RunSources()
+        """The run's recorded clocks and seed (:mod:`.runsources`)."""
         self.classes: set[type] = set()
         self.writable_instances: tuple[type, ...] = WRITABLE_INSTANCES
         self._formatter = _SafeFormatter(self)
@@ -429,6 +433,8 @@ class Guards:
         """Guard for attribute loads the policy routes here (see :func:`.policy.attribute_rule`)."""
         if name in LAYOUT_CHECKED_ATTRIBUTES:  # first: str.replace is the common case
             return getattr(obj, name) if type(obj) is str else checked_method(obj, name)
+        if name in CLOCK_ATTRIBUTES:
+            return self.sources.clock_attribute(obj, name)
         if name == "format" or name == "format_map":
             if isinstance(obj, str):
                 return getattr(self._formatter, name + "_bound")(obj)

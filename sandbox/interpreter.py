@@ -34,6 +34,7 @@ from .policy import (
     compile_script,
 )
 from .provenance import Provenance
+from .runsources import RunSources
 from .toolcalls import (
     SCRIPT_EXCEPTIONS,
     HostLink,
@@ -127,7 +128,9 @@ class Interpreter:
         self.provenance: Provenance | None = None
         self.abort = AbortState()
         self.output = OutputBuffer(self.abort)
-        self.caller = ToolCaller(link, self.abort)
+        self.sources = RunSources()
+        """The current run's clock readings and seed, recorded for a replay."""
+        self.caller = ToolCaller(link, self.abort, self.sources)
         self.allowed_modules = frozenset(DEFAULT_MODULES if modules is None else modules)
         self.tools = list(tools or [])
         self.namespace: dict[str, Any] = {}
@@ -137,7 +140,7 @@ class Interpreter:
     def reset(self) -> None:
         """Forget every variable, function and class the scripts defined."""
         self._forget_script_objects()
-        guards = Guards(self.namespace, self.abort)
+        guards = Guards(self.namespace, self.abort, self.sources)
         self.guards = guards
         self.modules = ModuleTable(self.allowed_modules, guards)
         builtins = make_builtins(guards, self.output.print, self.modules.import_)
@@ -179,9 +182,13 @@ class Interpreter:
         gc.collect()
         self.namespace.clear()
 
-    def run(self, code: str, limits: RunLimits | None = None) -> dict[str, Any]:
-        """Run one script; return ``{ok, value, stdout, stdout_truncated, error}``."""
+    def run(self, code: str, limits: RunLimits | None = None,
+            sources: dict[str, list[Any]] | None = None) -> dict[str, Any]:
+        """Run one script; return ``{ok, value, stdout, stdout_truncated, error}`` (and
+        ``sources``, the clock readings and seed it used, if any; ``sources`` given here
+        are a replayed run's, served first: see :mod:`.runsources`)."""
         limits = limits or RunLimits()
+        self.sources.start(sources)
         self.output.reset(limits.max_output_chars)
         audithook.bind(self.abort)
         try:
@@ -338,6 +345,9 @@ class Interpreter:
         if self.provenance is not None:
             result["labels"] = self.provenance.output_labels(labelled)
             self.provenance.output = []
+        recorded = self.sources.recorded()
+        if recorded:
+            result["sources"] = recorded
         return result
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from . import asynciofacade, classfacades, datafacades, pathfacade, sysfacade, zonedata
 from .guards import Guards, ModuleFacade
+from .runsources import RunSources
 
 DEFAULT_MODULES: tuple[str, ...] = (
     "math", "statistics", "json", "re", "datetime", "collections", "collections.abc",
@@ -97,17 +98,46 @@ def _public_members(module: Any, name: str) -> dict[str, Any]:
     return members
 
 
-def _random_members() -> dict[str, Any]:
-    generator = _random.Random()
+_RANDOM_FUNCTIONS = (
+    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample",
+    "uniform", "gauss", "normalvariate", "lognormvariate", "expovariate",
+    "triangular", "betavariate", "gammavariate", "paretovariate", "vonmisesvariate",
+    "weibullvariate", "getrandbits", "randbytes",
+)
+
+
+def random_members(guards: Guards) -> dict[str, Any]:
+    """``random``'s module functions: methods of the run's generator, which draws its
+    seed from the run's recorded readings on first use (:mod:`.runsources`), so a
+    replayed run draws the same numbers. ``Random`` is the real class."""
+    sources = guards.sources
+    generator = sources.generator
     members: dict[str, Any] = {"Random": _random.Random}
-    for name in (
-        "random", "randint", "randrange", "choice", "choices", "shuffle", "sample",
-        "uniform", "gauss", "normalvariate", "lognormvariate", "expovariate",
-        "triangular", "betavariate", "gammavariate", "paretovariate", "vonmisesvariate",
-        "weibullvariate", "getrandbits", "seed", "randbytes",
-    ):
-        members[name] = getattr(generator, name)
+    for name in _RANDOM_FUNCTIONS:
+        members[name] = _seeded(sources, getattr(generator, name))
+
+    def seed(a: Any = None, version: int = 2) -> None:
+        """Initialize the generator (from ``a``; without it, from the run's seed)."""
+        if a is None:
+            sources.reseed()
+            return
+        sources.seeded()
+        generator.seed(a, version)
+
+    members["seed"] = seed
     return members
+
+
+def _seeded(sources: RunSources, method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` of the run's generator, seeded first if the run has not yet."""
+    def draw(*args: Any, **kwargs: Any) -> Any:
+        sources.seed()
+        return method(*args, **kwargs)
+
+    draw.__name__ = method.__name__
+    draw.__qualname__ = "Random." + method.__name__
+    draw.__doc__ = method.__doc__
+    return draw
 
 
 def _operator_members(guards: Guards) -> dict[str, Any]:
@@ -186,7 +216,7 @@ _DATA_FACADES: dict[str, Callable[[Guards], dict[str, Any]]] = {
     "hashlib": lambda guards: datafacades.hashlib_members(),
     "io": lambda guards: datafacades.io_members(),
     "csv": datafacades.csv_members,
-    "uuid": lambda guards: datafacades.uuid_members(),
+    "uuid": datafacades.uuid_members,
     "queue": datafacades.queue_members,
     "zoneinfo": lambda guards: zonedata.zoneinfo_members(),
     "sys": lambda guards: sysfacade.sys_members(),
@@ -204,7 +234,7 @@ def private_copy_codes() -> list[Any]:
 def build_facade(name: str, guards: Guards) -> ModuleFacade:
     """Build the facade for one allowed module name."""
     if name == "random":
-        return ModuleFacade(name, _random_members())
+        return ModuleFacade(name, random_members(guards))
     if name == "operator":
         return ModuleFacade(name, _operator_members(guards))
     if name == "functools":

@@ -185,6 +185,10 @@ GUARDED_ATTRIBUTES = frozenset({"format", "format_map", "__class__", "__init__",
                                 "mro"})
 """Attribute loads that always go through the runtime ``_getattr_`` guard."""
 
+CLOCK_ATTRIBUTES = frozenset({"now", "utcnow", "today"})
+"""Attribute loads guarded too: ``datetime.now()`` and friends read the run's recorded
+wall clock (see :mod:`.runsources`)."""
+
 LAYOUT_CHECKED_ATTRIBUTES = frozenset({"replace"})
 """Attribute loads guarded too: a C base class's method of that name is unsafe on a C
 subclass's instances (``datetime.date.replace(dt)``, see :mod:`.layouts`)."""
@@ -219,6 +223,7 @@ def attribute_rule(name: str) -> str:
     if name in HIDDEN_ATTRIBUTES:
         return HIDDEN
     if name in GUARDED_ATTRIBUTES or name in LAYOUT_CHECKED_ATTRIBUTES or (
+            name in CLOCK_ATTRIBUTES) or (
             name.startswith("_") and name != "_"):
         return GUARDED
     return PLAIN

@@ -382,6 +382,8 @@ class ResultMessage(TypedDict):
     error: ErrorInfo | None
     labels: NotRequired[ResultLabels]
     """Provenance on: what the printed text and the value depend on."""
+    sources: NotRequired[dict[str, list[Any]]]
+    """The clock readings and seed the run used, by kind (``sandbox/runsources.py``)."""
 
 
 class ResultLabels(TypedDict):
@@ -444,6 +446,8 @@ class RunMessage(TypedDict):
     id: str | int
     code: str
     limits: NotRequired[dict[str, Any]]
+    sources: NotRequired[dict[str, list[Any]]]
+    """A resumed run: the original run's readings, served first (``sandbox/runsources.py``)."""
 
 
 class ControlMessage(TypedDict):

@@ -74,7 +74,8 @@ class SandboxServer:
             if isinstance(self.link, StreamHostLink):
                 self.link.run = checked["id"]
             result = self.interpreter.run(checked["code"],
-                                          RunLimits.from_message(checked.get("limits")))
+                                          RunLimits.from_message(checked.get("limits")),
+                                          sources=checked.get("sources"))
             return {"type": "result", "id": checked["id"], **result}
         if kind == "configure":
             self.interpreter = Interpreter(

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from .codec import NotJSONData, to_json_data
 from .guards import AbortState, SandboxAbort
+from .runsources import RunSources
 from .standins import hide_constructor
 
 
@@ -300,9 +301,12 @@ class ToolCaller:
     only moves frames says so with ``runs_host_code = False``.
     """
 
-    def __init__(self, link: HostLink, abort: AbortState) -> None:
+    def __init__(self, link: HostLink, abort: AbortState,
+                 sources: RunSources | None = None) -> None:
         self.link = link
         self.abort = abort
+        self.sources = sources
+        """The run's recorded readings: a ``paused`` reply ends what a replay re-reads."""
         self.host_decimal: decimal.Context | None = None
         self._switch_decimal = bool(getattr(link, "runs_host_code", True))
 
@@ -314,15 +318,24 @@ class ToolCaller:
             return not_json_reply(exc)
         host = self.host_decimal
         if host is None or not self._switch_decimal:
-            return (self.link.call(tool, args) if labels is None
-                    else self.link.call(tool, args, labels))
-        script = decimal.getcontext()
-        decimal.setcontext(host)
-        try:
-            return (self.link.call(tool, args) if labels is None
-                    else self.link.call(tool, args, labels))
-        finally:
-            decimal.setcontext(script)
+            reply = (self.link.call(tool, args) if labels is None
+                     else self.link.call(tool, args, labels))
+        else:
+            script = decimal.getcontext()
+            decimal.setcontext(host)
+            try:
+                reply = (self.link.call(tool, args) if labels is None
+                         else self.link.call(tool, args, labels))
+            finally:
+                decimal.setcontext(script)
+        self._note_pause(reply)
+        return reply
+
+    def _note_pause(self, reply: Any) -> None:
+        """A call answered ``paused``: what the script reads from now on is not recorded."""
+        if (self.sources is not None and type(reply) is dict and not reply.get("ok")
+                and type(reply.get("error")) is dict and reply["error"].get("type") == "paused"):
+            self.sources.freeze()
 
     def call_reply(self, tool: str, args: dict[str, Any],
                    labels: dict[str, list[str]]) -> dict[str, Any]:
@@ -369,13 +382,17 @@ class ToolCaller:
     def _send_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         host = self.host_decimal
         if host is None or not self._switch_decimal:
-            return self.link.call_many(calls)
-        script = decimal.getcontext()
-        decimal.setcontext(host)
-        try:
-            return self.link.call_many(calls)
-        finally:
-            decimal.setcontext(script)
+            replies = self.link.call_many(calls)
+        else:
+            script = decimal.getcontext()
+            decimal.setcontext(host)
+            try:
+                replies = self.link.call_many(calls)
+            finally:
+                decimal.setcontext(script)
+        for reply in replies:
+            self._note_pause(reply)
+        return replies
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:
         """One call: the value, or raise the reply's error."""

@@ -27,6 +27,7 @@ from .protocol import (
     ReadyMessage,
     ResultMessage,
 )
+from .runsources import MAX_READINGS, sources_ok
 
 _CALL_KEYS = frozenset({"type", "id", "run", "tool", "args"})
 _LABELLED_CALL_KEYS = _CALL_KEYS | {"labels"}
@@ -40,7 +41,7 @@ _READY_KEYS = _READY_REQUIRED | {"audit_hook", "walls"}
 _ACKS = frozenset({"configured", "reset_done", "pong"})
 _CONFIGURE_KEYS = frozenset({"type", "tools", "modules", "process_limits", "wire",
                              "provenance"})
-_RUN_KEYS = frozenset({"type", "id", "code", "limits"})
+_RUN_KEYS = frozenset({"type", "id", "code", "limits", "sources"})
 _CONTROL = frozenset({"reset", "ping", "shutdown"})
 _TOOL_KEYS = frozenset({"name", "params", "read_only", "doc"})
 _PROCESS_LIMIT_KEYS = frozenset({"apply", "memory_bytes", "cpu_s_per_run", "open_files",
@@ -159,7 +160,12 @@ def sandbox_message(message: dict[str, Any],
 
 def result_message(message: dict[str, Any], run: str | int) -> ResultMessage:
     """The ``result`` of run ``run`` (see :func:`sandbox_message`)."""
-    keys = message.keys()
+    keys = set(message.keys())
+    if "sources" in keys:  # the clock readings and seed of the run (:mod:`.runsources`)
+        keys.discard("sources")
+        if not sources_ok(message["sources"]):
+            raise _bad("a 'result''s 'sources' must map known kinds to at most "
+                       f"{MAX_READINGS} well-formed readings", message)
     if (not (keys == _RESULT_KEYS or (keys == _LABELLED_RESULT_KEYS
                                       and _result_labels_ok(message["labels"])))
             or type(message["ok"]) is not bool
@@ -245,8 +251,10 @@ def host_message(message: dict[str, Any]) -> HostMessage:
                 or type(message.get("code")) is not str
                 or type(message.get("limits", {})) is not dict
                 or not all(_is_number(value) or value is None
-                           for value in message.get("limits", {}).values())):
-            raise _bad("a 'run' needs 'id', str 'code' and an optional object 'limits'", message)
+                           for value in message.get("limits", {}).values())
+                or not sources_ok(message.get("sources", {}))):
+            raise _bad("a 'run' needs 'id', str 'code', an optional object 'limits' and "
+                       "optional 'sources' (recorded readings)", message)
         return cast(HostMessage, message)
     if kind == "configure":
         if not _configure_ok(message):

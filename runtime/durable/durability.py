@@ -145,6 +145,7 @@ class Durability:
             return dataclasses.replace(result, run_id=ctx.run_id) if (
                 result.run_id != ctx.run_id) else result
         journal.flush()
+        journal.save_sources()
         now = time.time()
         content = Continuation(
             run_id=ctx.run_id, session_id=ctx.session_id, script=ctx.script or "",

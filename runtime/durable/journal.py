@@ -25,6 +25,13 @@ Reply = dict[str, Any]
 AuditAppend = Callable[[dict[str, Any]], Any]
 
 
+SOURCES_SEQ = 0
+"""The journal position of a run's recorded readings (calls count from 1)."""
+
+SOURCES_TOOL = "<sources>"
+"""The ``tool`` of that entry: not a tool name (those are identifiers)."""
+
+
 class Paused(BaseException):
     """Internal: the run stops at a deferred call (``ctx.stop`` cause, never raised to
     the programmer: the session turns it into a paused result)."""
@@ -88,6 +95,13 @@ class RunJournal:
         self._store: JournalStore | None = None
         self.durable = durable
         self.replay = dict(replay or {})
+        held = self.replay.pop(SOURCES_SEQ, None)
+        self.replay_sources: dict[str, list[Any]] | None = (
+            held.result if held is not None and held.tool == SOURCES_TOOL
+            and isinstance(held.result, dict) else None)
+        """The original run's clock readings and seed (a resume hands them to the sandbox)."""
+        self.sources: dict[str, list[Any]] | None = None
+        """This run's readings, as its result reported them (kept at a pause)."""
         self.decisions = dict(decisions or {})
         self.audit = audit
         self.seq = 0
@@ -180,6 +194,13 @@ class RunJournal:
         why = f" ({reason})" if reason else ""
         return _error("paused", f"{tool}() waits for a person's approval{why}; the run pauses "
                       "here and resumes once it is decided", pending_id=pending.id)
+
+    def save_sources(self) -> None:
+        """Keep the run's readings with its journal (at a pause, after :meth:`flush`):
+        the resume's sandbox replays them (``sandbox/runsources.py``)."""
+        if self.sources:
+            self.store.record(JournalEntry(self.run_id, SOURCES_SEQ, SOURCES_TOOL, "", "ok",
+                                           self.sources, "", time.time()))
 
     def _write(self, seq: int, status: str, result: Any) -> None:
         if not self.durable:
