@@ -17,7 +17,8 @@ from toolscript.tools import Tool, ToolRegistry
 from toolscript.errors import ConfigurationError, ProtocolError
 
 from .backends.base import Backend, SandboxHandle, SandboxSpec
-from .calls.dispatch import Dispatcher, ToolExecutor
+from .calls.dispatch import Dispatcher
+from .calls.executor import ToolExecutor
 from .calls.hostsupply import HostSupply
 from .calls.idempotency import IdempotencyStore
 from .durable.continuation import DEFAULT_TTL_S, verify

@@ -27,8 +27,8 @@ from toolscript.errors import ProtocolError
 
 from .backends.base import SandboxDied, SandboxHandle, SandboxSpec
 from .calls import stopping
-from .calls.dispatch import RunContext
 from .calls.messages import cap_text
+from .calls.runcontext import RunContext
 from .calls.runserver import HARD_KILL_GRACE_S as HARD_KILL_GRACE_S  # tests read it here
 from .calls.runserver import RunServer, death_failure
 from .durable.durability import ends_run

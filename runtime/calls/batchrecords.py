@@ -24,7 +24,7 @@ from toolscript.sandbox import watchdog
 
 if TYPE_CHECKING:
     from ..results import ToolCallRecord
-    from .dispatch import RunContext
+    from .runcontext import RunContext
 
 __all__ = ["BatchRecords"]
 

@@ -11,10 +11,8 @@ sandbox as an object.
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import json
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -26,7 +24,7 @@ from toolscript.sandbox import watchdog
 from toolscript.sandbox.codec import NotJSONData, to_json_data
 from toolscript.tools import ArgumentError, Tool, ToolRegistry, to_jsonable
 from toolscript.tools.binding import ordered_copy
-from toolscript.tools.validation import ValidationBounds, ValidationTimeout
+from toolscript.tools.validation import ValidationTimeout
 
 from toolscript.errors import ApprovalRequired, ToolscriptError
 
@@ -34,15 +32,14 @@ from ..events import AuditCallback, EventHooks, ToolCallEvent, emit
 from ..limits import Limits
 from ..results import RunError, ToolCallRecord
 from .batchrecords import BatchRecords
-from .deadlines import Deadlines
+from .executor import ToolExecutor
 from .fanout import Fanout, FanoutJob
 from .hostsupply import BoundCall, HostSupply, NotStarted
 from .messages import builtin_exception_of, clean_message, safe_str
-from .retention import RetentionBudget, summarize_args
-from .workers import AbandonCounter, CallTimedOut, HandoffWorkers, Overloaded, ToolTimedOut
+from .runcontext import RunContext
+from .workers import AbandonCounter, Overloaded, ToolTimedOut
 
 if TYPE_CHECKING:
-    from ..durable.journal import RunJournal
     from ..provenance import ProvenanceGate
 
 
@@ -71,169 +68,6 @@ class HostAbort(Exception):
         self.cause = cause
 
 
-_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
-_DEFAULT_LIMITS = Limits()
-
-
-class RunContext:
-    """Per-run bookkeeping shared by all calls of one run.
-
-    ``limits`` bound the host's work for the run: ``deadline`` (a
-    ``time.monotonic()`` value; no call starts after it and none waits past
-    it), validation bounds, the bytes its records keep, its abandoned calls.
-    ``context`` holds the host's values for injected tool parameters;
-    ``script`` the text of the script (``None`` for direct calls), whose hash
-    approval hooks see; ``agent_run_id`` the ``Agent.run()`` the run belongs to.
-    """
-
-    __slots__ = ("_attempts", "_closed", "_gate", "_script_sha256", "_used", "abandoned",
-                 "abort", "agent_run_id", "bounds", "context", "deadline", "hash_seed",
-                 "journal", "max_tool_calls", "records", "retention", "run_id", "script",
-                 "session_id")
-
-    def __init__(self, run_id: str, session_id: str, max_tool_calls: int,
-                 context: Mapping[str, Any] | None = None, *, script: str | None = None,
-                 agent_run_id: str | None = None, limits: Limits | None = None,
-                 deadline: float | None = None) -> None:
-        self.run_id = run_id
-        self.session_id = session_id
-        self.max_tool_calls = max_tool_calls
-        self.context = _NO_CONTEXT if context is None else context
-        self.script = script
-        self.agent_run_id = agent_run_id
-        self._script_sha256: str | None = None
-        self.records: list[ToolCallRecord] = []
-        """The run's finished calls, in order (added by :meth:`keep`)."""
-        self._closed = False
-        self.abort: BaseException | None = None
-        """Why the run was stopped (re-raised to the programmer); no call starts once set."""
-        self._gate = threading.Lock()
-        self._attempts = itertools.count(1)
-        self._used = 0
-        limits = limits if limits is not None else _DEFAULT_LIMITS
-        self.deadline = deadline
-        self.bounds = ValidationBounds(limits.max_argument_items, limits.max_argument_depth,
-                                       deadline)
-        """What validating one call's arguments may cost (installed by the session)."""
-        self.retention = RetentionBudget(limits.max_retained_args_bytes)
-        self.abandoned = AbandonCounter(limits.max_parallel)
-        """This run's calls still running past their timeout (at most ``max_parallel``)."""
-        self.journal: RunJournal | None = None
-        """The run's journal (issue 30, :mod:`toolscript.runtime.durable`), set by the session."""
-        self.hash_seed: int | None = None
-        """The string hash seed of the sandbox running the script (None: unknown); a
-        continuation carries it so that a resume runs with the same one."""
-
-    @property
-    def script_sha256(self) -> str | None:
-        """SHA-256 (hex) of the script's text, or None for direct calls."""
-        if self._script_sha256 is None and self.script is not None:
-            self._script_sha256 = hashlib.sha256(self.script.encode("utf-8")).hexdigest()
-        return self._script_sha256
-
-    def stop(self, cause: BaseException) -> None:
-        """Stop the run, from any thread (the first cause counts): from then on no
-        call of the run starts (:meth:`may_start` is False, checked by every call
-        just before its tool runs); a call already running runs on. Call it
-        before ``cause`` is raised to the programmer."""
-        with self._gate:
-            if self.abort is None:
-                self.abort = cause
-
-    def keep(self, records: Sequence[ToolCallRecord]) -> None:
-        """Add finished records to the run's records, all at once and in order,
-        each within the run's retention budget. Once the result has taken the
-        records (:meth:`take_records`), later ones - calls of a run abandoned at
-        its wall-clock limit that ended after it - are left out: a returned
-        ``RunResult`` never changes (the audit log and hooks still see them)."""
-        with self._gate:
-            if self._closed:
-                return
-            for record in records:
-                self.records.append(record)
-                if not self.retention.keep(record.args):
-                    record.args = summarize_args(record.args)
-                    record.args_omitted = True
-
-    def take_records(self) -> list[ToolCallRecord]:
-        """The run's records for its result; no record is added after this."""
-        with self._gate:
-            self._closed = True
-            return list(self.records)
-
-    def may_start(self) -> bool:
-        """True if a call may start its tool now (the run was not stopped)."""
-        return self.abort is None
-
-    def admit(self) -> bool:
-        """Count one attempt; False once the budget is exhausted (thread-safe:
-        ``next`` on ``itertools.count`` is atomic)."""
-        self._used = used = next(self._attempts)
-        return used <= self.max_tool_calls
-
-    def reserve(self, count: int) -> bool:
-        """Whether ``count`` more attempts fit the budget; if not, the budget is
-        spent, so that no later call of the run is admitted either. (A run's
-        calls reach the host one message at a time, so nothing is admitted
-        between the check and the batch's own attempts.)"""
-        if count <= self.max_tool_calls - self._used:
-            return True
-        self._used = self.max_tool_calls
-        self._attempts = itertools.count(self.max_tool_calls + 1)
-        return False
-
-
-class ToolExecutor:
-    """Runs tool functions, with a timeout when one applies.
-
-    A call whose caller can be replaced (the serving thread of a process
-    backend's run: see ``Session``) runs inline, its deadline registered with
-    the runtime's one watchdog thread (:class:`~toolscript.runtime.calls.deadlines.Deadlines`),
-    which does nothing unless the deadline passes; then it answers the call
-    ``timeout`` and lets a fresh thread continue the run, and the stuck thread
-    is abandoned. Any other call with a timeout runs on a parked worker thread
-    (:class:`~toolscript.runtime.calls.workers.HandoffWorkers`) so the caller can
-    give up on it. Either way a tool that never returns keeps its thread
-    (Python cannot kill one), counted as abandoned, and at ``max_abandoned``
-    (runtime-wide) or a run's own cap further calls are refused
-    (``overloaded``). Calls without a timeout run inline. The read-only calls
-    of ``parallel()`` batches run on the same workers
-    (:class:`~toolscript.runtime.calls.fanout.Fanout`): no pool shared between
-    sessions, so one session's hanging calls cannot hold up another's.
-    """
-
-    def __init__(self, max_abandoned: int = 64) -> None:
-        self.workers = HandoffWorkers(max_abandoned)
-        self.deadlines = Deadlines()
-
-    def run(self, tool: Target, args: dict[str, Any], timeout_s: float | None,
-            run: AbandonCounter | None = None) -> Any:
-        """Invoke the tool; raise :class:`ToolTimedOut` when the timeout passes.
-
-        Raises:
-            Overloaded: too many earlier calls are still running past their timeout.
-        """
-        if timeout_s is None:
-            return tool.invoke(args)
-        try:
-            return self.workers.call(functools.partial(tool.invoke, args), timeout_s, run)
-        except CallTimedOut:
-            raise ToolTimedOut(f"{tool.name} did not finish within {timeout_s:g} s") from None
-
-    def stats(self) -> dict[str, int]:
-        """``abandoned_threads`` (calls still running past their timeout, across
-        the runtime), ``abandoned_total`` (since start), ``max_abandoned_threads``
-        and ``idle_threads`` (parked workers)."""
-        counter = self.workers.abandoned
-        return {"abandoned_threads": counter.count, "abandoned_total": counter.total,
-                "max_abandoned_threads": counter.limit, "idle_threads": self.workers.idle()}
-
-    def shutdown(self) -> None:
-        """Stop accepting work; running tools are left to finish."""
-        self.workers.shutdown()
-        self.deadlines.close()
-
-
 MAX_NAME_CHARS = 200
 """Characters of a called name kept (a tool name is at most 64; a forged one is cut)."""
 
@@ -248,6 +82,7 @@ def _error(error_type: str, message: str, **details: Any) -> Reply:
 
 
 REDACTED = "[redacted]"
+_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
 
 
 def _injected_view(tool: Tool, injected: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -52,7 +52,7 @@ from .workers import ToolTimedOut
 
 if TYPE_CHECKING:
     from ..results import ToolCallRecord
-    from .dispatch import RunContext
+    from .runcontext import RunContext
 
 __all__ = ["BoundCall", "HostSupply", "NotStarted", "PreparedPlans"]
 

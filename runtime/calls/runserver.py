@@ -40,7 +40,8 @@ from .messages import clean_message, crash_detail
 
 if TYPE_CHECKING:
     from ..limits import Limits
-    from .dispatch import Dispatcher, RunContext
+    from .dispatch import Dispatcher
+    from .runcontext import RunContext
 
 __all__ = ["HARD_KILL_GRACE_S", "Outcome", "RunServer", "death_failure", "wall_limit_failure"]
 

@@ -31,7 +31,7 @@ from .opening import JOURNAL_ENV, open_store
 from .store import JournalEntry, JournalStore, PausedRun, continuation_digest_of
 
 if TYPE_CHECKING:
-    from toolscript.runtime.calls.dispatch import RunContext
+    from toolscript.runtime.calls.runcontext import RunContext
     from toolscript.runtime.runtime import Runtime
     from toolscript.runtime.session import Session
 

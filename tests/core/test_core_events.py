@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from corehelpers import add, boom, echo
 from toolscript.runtime.agent import Agent
-from toolscript.runtime.calls.dispatch import RunContext
+from toolscript.runtime.calls.runcontext import RunContext
 from toolscript.runtime.events import (
     EVENT_NAMES,
     EventHooks,
