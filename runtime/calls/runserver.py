@@ -28,6 +28,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from toolscript.sandbox import watchdog
 from toolscript.sandbox.guards import SandboxAbort
 from toolscript.sandbox.protocol import FrameError, encode_frame
 from toolscript.sandbox.wirecheck import sandbox_message
@@ -334,9 +335,15 @@ class RunServer:
             return None
 
     def call_many(self, calls: list[tuple[Any, ...]]) -> list[dict[str, Any]] | None:
-        """A ``parallel()`` batch made directly by the script (inprocess)."""
+        """A ``parallel()`` batch made directly by the script (inprocess). The
+        host's work on it is bounded by the run's deadline (the batch stops
+        starting calls and waiting at it), so the script's wall-limit abort is
+        held off until it returns: raised into a batch's bookkeeping - or into a
+        weakref callback the collector runs meanwhile - it would land in host
+        code instead of the script."""
         try:
-            return self.dispatcher.call_many(self.ctx, calls)
+            with watchdog.deferred():
+                return self.dispatcher.call_many(self.ctx, calls)
         except SandboxAbort:  # the sandbox's own limit landed here: the script's to handle
             raise
         except BaseException as exc:
