@@ -114,6 +114,7 @@ import ast
 import keyword
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -775,8 +776,12 @@ def compile_script(
     Raises :class:`SyntaxProblem` for invalid Python and :class:`PolicyViolation`
     for constructs the sandbox refuses.
     """
+    key = (source, allowed_modules, filename, labels)
+    compiled = COMPILED.get(key)
+    if compiled is not None:
+        return compiled
     try:
-        return _compile_script(source, allowed_modules, filename, labels)
+        compiled = _compile_script(source, allowed_modules, filename, labels)
     except (RecursionError, MemoryError):
         # ``1+1+...+1`` ten thousand times or ``a.a.a...`` nests deeper than the
         # parser, the policy visitor or the compiler can recurse: a script
@@ -785,7 +790,68 @@ def compile_script(
             "the script is nested too deeply to compile; split long expressions "
             "into several statements", None, None, None
         ) from None
+    COMPILED.put(key, compiled)
+    return compiled
 
+
+class CompileCache:
+    """The scripts of this process compiled lately, by ``(source, modules, filename,
+    labels)``: a script run again (a batch's item script, a retried or resumed
+    run, the same script in another session) skips the parse, the policy pass
+    and the compiler, which are most of a short run's cost.
+
+    Only scripts that passed are kept (a refusal is found again each time). What
+    is kept is immutable (code objects and flags) and follows from the key
+    alone, so one run cannot change what another gets; a sandbox process keeps
+    its own, and in process the sessions of the host share one. Bounded in
+    entries and in source characters, least recently used first out.
+    """
+
+    def __init__(self, max_entries: int = 256, max_chars: int = 4_000_000,
+                 max_source_chars: int = 200_000) -> None:
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[str, frozenset[str], str, bool], CompiledScript] = (
+            OrderedDict())
+        self._chars = 0
+        self.max_entries = max_entries
+        self.max_chars = max_chars
+        self.max_source_chars = max_source_chars
+
+    def get(self, key: tuple[str, frozenset[str], str, bool]) -> CompiledScript | None:
+        """The compiled script of ``key``, or None."""
+        with self._lock:
+            compiled = self._entries.get(key)
+            if compiled is not None:
+                self._entries.move_to_end(key)
+            return compiled
+
+    def put(self, key: tuple[str, frozenset[str], str, bool], compiled: CompiledScript) -> None:
+        """Keep ``compiled`` for ``key`` (not if its source is over the size kept)."""
+        size = len(key[0])
+        if size > self.max_source_chars:
+            return
+        with self._lock:
+            if key in self._entries:
+                return
+            self._entries[key] = compiled
+            self._chars += size
+            while len(self._entries) > self.max_entries or self._chars > self.max_chars:
+                old, _ = self._entries.popitem(last=False)
+                self._chars -= len(old[0])
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def clear(self) -> None:
+        """Forget every compiled script."""
+        with self._lock:
+            self._entries.clear()
+            self._chars = 0
+
+
+COMPILED = CompileCache()
+"""This process's :class:`CompileCache`."""
 
 _COMPILER_WARNINGS = threading.Lock()
 
@@ -829,7 +895,10 @@ def _compile_quietly(source: str, allowed_modules: frozenset[str], filename: str
         final = last_value = ast.Expression(body=last.value)
         ast.copy_location(final, last)
 
-    awaits = top_level_awaits(tree) or (final is not None and top_level_awaits(final))
+    # ``await``/``async`` appear in the text of any script that uses them (a
+    # string naming them only costs the walk)
+    awaits = ("await" in source or "async" in source) and (
+        top_level_awaits(tree) or (final is not None and top_level_awaits(final)))
     errors: list[str] = []
     policy = SandboxPolicy(errors=errors, warnings=[], used_names={})
     policy.allowed_modules = allowed_modules

@@ -58,8 +58,21 @@ class SandboxServer:
 
     def __init__(self, link: HostLink) -> None:
         self.link = link
-        self.interpreter = Interpreter(link)
+        self._interpreter: Interpreter | None = None
         self.process_limits: dict[str, Any] = {}
+
+    @property
+    def interpreter(self) -> Interpreter:
+        """The interpreter of the configured tools; one with none until a
+        ``configure`` (made when first needed: a configure replaces it)."""
+        if self._interpreter is None:
+            self._interpreter = Interpreter(self.link)
+        return self._interpreter
+
+    @property
+    def built(self) -> Interpreter | None:
+        """The interpreter if one was made yet (None: nothing ran, nothing to stop)."""
+        return self._interpreter
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """Handle one host message; return the reply (``None`` for ``shutdown``).
@@ -78,7 +91,7 @@ class SandboxServer:
                                           sources=checked.get("sources"))
             return {"type": "result", "id": checked["id"], **result}
         if kind == "configure":
-            self.interpreter = Interpreter(
+            self._interpreter = Interpreter(
                 self.link, tools=checked["tools"], modules=checked.get("modules"),
                 labels=bool(checked.get("provenance", False)),
             )

@@ -317,18 +317,18 @@ class ToolCaller:
         except NotJSONData as exc:
             return not_json_reply(exc)
         host = self.host_decimal
+        call = self.link.call
         if host is None or not self._switch_decimal:
-            reply = (self.link.call(tool, args) if labels is None
-                     else self.link.call(tool, args, labels))
+            reply = call(tool, args) if labels is None else call(tool, args, labels)
         else:
             script = decimal.getcontext()
             decimal.setcontext(host)
             try:
-                reply = (self.link.call(tool, args) if labels is None
-                         else self.link.call(tool, args, labels))
+                reply = call(tool, args) if labels is None else call(tool, args, labels)
             finally:
                 decimal.setcontext(script)
-        self._note_pause(reply)
+        if type(reply) is not dict or reply.get("ok") is not True:
+            self._note_pause(reply)
         return reply
 
     def _note_pause(self, reply: Any) -> None:

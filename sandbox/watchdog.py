@@ -30,7 +30,6 @@ import contextlib
 import ctypes
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +42,7 @@ _clear_async_exc = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void
 )
 _POLL_S = 0.02
 _REPEAT_S = 0.05
+_NOT_ARMED: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
 
 
 @dataclass
@@ -57,6 +57,8 @@ class _Watch:
     active: bool = True
     injected: bool = field(default=False)
     deferred: int = 0
+    deferral: contextlib.AbstractContextManager[None] = field(default=_NOT_ARMED, repr=False)
+    """This watch's :meth:`Watchdog.deferred` (made once: it is on every call's path)."""
 
 
 class Watchdog:
@@ -66,6 +68,9 @@ class Watchdog:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._watches: list[_Watch] = []
+        self._armed: dict[int, list[_Watch]] = {}
+        """The armed watches of each thread, oldest first (read without the lock
+        by :meth:`deferred`)."""
         self._thread: threading.Thread | None = None
 
     def arm(
@@ -83,8 +88,10 @@ class Watchdog:
                 cpu_clock = None
         deadline = time.monotonic() + wall_s if wall_s is not None else None
         watch = _Watch(thread_id, abort, deadline, cpu_clock, cpu_s, cpu_start)
+        watch.deferral = _Deferral(self, watch)
         with self._lock:
             self._watches.append(watch)
+            self._armed[thread_id] = [*self._armed.get(thread_id, ()), watch]
             self._ensure_thread()
             self._wake.notify()
         return watch
@@ -95,6 +102,9 @@ class Watchdog:
             watch.active = False
             if watch in self._watches:
                 self._watches.remove(watch)
+                left = [w for w in self._armed.pop(watch.thread_id, ()) if w is not watch]
+                if left:
+                    self._armed[watch.thread_id] = left
             injected, watch.injected = watch.injected, False
         if not injected:
             return
@@ -103,32 +113,42 @@ class Watchdog:
         else:  # not the run's thread: only clearing is possible (the flag stays raised)
             _clear_async_exc(watch.thread_id, None)
 
-    @contextlib.contextmanager
-    def deferred(self) -> Iterator[None]:
+    def deferred(self) -> contextlib.AbstractContextManager[None]:
         """While the calling thread is inside, no abort is injected into it (a
         no-op in a thread that no run armed); one already on its way is taken
         back, and the watchdog injects again once the thread leaves."""
-        thread_id = threading.get_ident()
+        watches = self._armed.get(threading.get_ident())
+        if not watches:
+            return _NOT_ARMED
+        return watches[0].deferral
+
+    def current(self) -> _Watch | None:
+        """The calling thread's watch (its oldest, when runs nest), or None when no
+        run armed it: the token of :meth:`enter` and :meth:`release`."""
+        # Only a thread arms its own watches, so a thread with none now gets
+        # none while it holds aborts off: the check needs no lock (each list is
+        # replaced, never changed in place). A watch disarmed meanwhile never injects.
+        watches = self._armed.get(threading.get_ident())
+        return watches[0] if watches else None
+
+    def enter(self, watch: _Watch) -> None:
+        """:meth:`deferred` as two calls, for the path of every call: from now on no
+        abort is injected into ``watch``'s thread (the calling one) until
+        :meth:`release`; one already on its way is taken back."""
         with self._lock:
-            watch = next((w for w in self._watches if w.thread_id == thread_id), None)
-            if watch is None:
-                pending = False
-            else:
-                watch.deferred += 1
-                pending, watch.injected = watch.injected, False
-        if watch is None:
-            yield
-            return
-        try:
-            if pending:  # delivered here (already on its way) or taken back
-                _drain(thread_id)
-            yield
-        finally:
-            with self._lock:
-                watch.deferred -= 1
-                if watch.fired_at is not None:
-                    watch.fired_at = 0.0  # re-inject at the next check
-                    self._wake.notify()
+            watch.deferred += 1
+            pending, watch.injected = watch.injected, False
+        if pending:  # delivered here (already on its way) or taken back
+            _drain(watch.thread_id)
+
+    def release(self, watch: _Watch) -> None:
+        """Leave what :meth:`enter` entered: an abort held off meanwhile is injected
+        at the watchdog's next check."""
+        with self._lock:
+            watch.deferred -= 1
+            if watch.fired_at is not None:
+                watch.fired_at = 0.0  # re-inject at the next check
+                self._wake.notify()
 
     def _ensure_thread(self) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -184,6 +204,22 @@ class Watchdog:
         _set_async_exc(watch.thread_id, SandboxAbort)
 
 
+class _Deferral:
+    """The context manager of :meth:`Watchdog.deferred` for an armed thread."""
+
+    __slots__ = ("_dog", "_watch")
+
+    def __init__(self, dog: Watchdog, watch: _Watch) -> None:
+        self._dog = dog
+        self._watch = watch
+
+    def __enter__(self) -> None:
+        self._dog.enter(self._watch)
+
+    def __exit__(self, *exc: object) -> None:
+        self._dog.release(self._watch)
+
+
 class _Drained(BaseException):
     """What :func:`_drain` delivers in place of a pending abort (never leaves it)."""
 
@@ -204,10 +240,15 @@ WATCHDOG = Watchdog()
 """The process's watchdog."""
 
 
-def deferred() -> contextlib.AbstractContextManager[None]:
-    """Hold the process watchdog's aborts off the calling thread (see the module
-    docstring): host bookkeeping of an inprocess run's tool calls runs inside."""
-    return WATCHDOG.deferred()
+deferred = WATCHDOG.deferred
+"""Hold the process watchdog's aborts off the calling thread (see the module
+docstring): host bookkeeping of an inprocess run's tool calls runs inside."""
+current = WATCHDOG.current
+"""The calling thread's watch, or None (see :meth:`Watchdog.current`)."""
+enter = WATCHDOG.enter
+""":func:`deferred` entered for a watch from :func:`current`; leave with :func:`release`."""
+release = WATCHDOG.release
+"""Leave what :func:`enter` entered."""
 
 
 def arm(abort: AbortState, wall_s: float | None, cpu_s: float | None) -> Any:

@@ -163,7 +163,9 @@ class InprocessHandle(SandboxHandle):
         with the handle.)"""
         self._dead = True
         self.link.server = None
-        interpreter = self.server.interpreter
+        interpreter = self.server.built
+        if interpreter is None:
+            return
         interpreter.abort.set("killed", "the sandbox was stopped")
         if self._running:
             interpreter.forget()

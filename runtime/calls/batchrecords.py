@@ -20,8 +20,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolscript.sandbox import watchdog
-
 if TYPE_CHECKING:
     from ..results import ToolCallRecord
     from .runcontext import RunContext
@@ -55,23 +53,22 @@ class BatchRecords:
 
     def finish(self, index: int, reply: Reply) -> None:
         """Call ``index`` has its reply: finish its record now (a second reply for
-        the same call, which cannot happen by design, is ignored). In process
-        the run's wall-limit abort waits until it is done: it is not taken for
-        an audit failure, and no record is left half finished."""
-        with watchdog.deferred():
+        the same call, which cannot happen by design, is ignored). (In process
+        the whole batch runs with the wall-limit abort held off:
+        ``RunServer.call_many``.)"""
+        with self._lock:
+            if index in self._settled:
+                return
+            self._settled.add(index)
+        record = self.records[index]
+        record.duration_s = time.perf_counter() - self._starts[index]
+        try:
+            self._settle(self._ctx, record, reply)
+        except BaseException as exc:  # the audit failed: nothing more may run unrecorded
+            self._ctx.stop(exc)
             with self._lock:
-                if index in self._settled:
-                    return
-                self._settled.add(index)
-            record = self.records[index]
-            record.duration_s = time.perf_counter() - self._starts[index]
-            try:
-                self._settle(self._ctx, record, reply)
-            except BaseException as exc:  # the audit failed: nothing more may run unrecorded
-                self._ctx.stop(exc)
-                with self._lock:
-                    if self._failure is None:
-                        self._failure = exc
+                if self._failure is None:
+                    self._failure = exc
 
     def settled(self, index: int) -> bool:
         """True once call ``index`` was finished."""
@@ -80,7 +77,6 @@ class BatchRecords:
 
     def keep_all(self) -> None:
         """Add the records to the run in call order; raise the first audit failure."""
-        with watchdog.deferred():
-            self._ctx.keep(self.records)
+        self._ctx.keep(self.records)
         if self._failure is not None:
             raise self._failure

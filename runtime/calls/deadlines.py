@@ -37,22 +37,20 @@ _COMPACT_AT = 4096
 class Deadline:
     """A registered deadline (returned by :meth:`Deadlines.add`)."""
 
-    __slots__ = ("action", "seq", "when")
+    __slots__ = ("action", "when")
 
-    def __init__(self, when: float, seq: int, action: Callable[[], None]) -> None:
+    def __init__(self, when: float, action: Callable[[], None]) -> None:
         self.when = when
-        self.seq = seq
         self.action: Callable[[], None] | None = action
-
-    def __lt__(self, other: Deadline) -> bool:
-        return (self.when, self.seq) < (other.when, other.seq)
 
 
 class Deadlines:
     """A runtime-wide heap of deadlines served by one lazily started daemon thread."""
 
     def __init__(self) -> None:
-        self._heap: list[Deadline] = []
+        # (when, seq, entry): ordered by the tuples' own comparison, no Python
+        # call per comparison (``seq`` breaks ties, so entries are never compared)
+        self._heap: list[tuple[float, int, Deadline]] = []
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._seq = itertools.count()
@@ -64,9 +62,9 @@ class Deadlines:
     def add(self, when: float, action: Callable[[], None]) -> Deadline:
         """Run ``action()`` (on the watchdog thread) once ``time.monotonic()`` passes
         ``when``, unless :meth:`cancel` comes first."""
-        entry = Deadline(when, next(self._seq), action)
+        entry = Deadline(when, action)
         with self._lock:
-            heapq.heappush(self._heap, entry)
+            heapq.heappush(self._heap, (when, next(self._seq), entry))
             if self._thread is None:
                 self._start()
             elif when < self._wake_at:
@@ -82,7 +80,7 @@ class Deadlines:
             entry.action = None
             self._cancelled += 1
             if self._cancelled >= _COMPACT_AT and self._cancelled * 2 >= len(self._heap):
-                self._heap = [e for e in self._heap if e.action is not None]
+                self._heap = [item for item in self._heap if item[2].action is not None]
                 heapq.heapify(self._heap)
                 self._cancelled = 0
             return True
@@ -90,7 +88,7 @@ class Deadlines:
     def pending(self) -> int:
         """Deadlines registered and neither passed nor cancelled."""
         with self._lock:
-            return sum(1 for entry in self._heap if entry.action is not None)
+            return sum(1 for item in self._heap if item[2].action is not None)
 
     def held(self) -> int:
         """Entries the heap holds, cancelled ones included until it is compacted
@@ -113,8 +111,8 @@ class Deadlines:
         """Pop the passed deadlines (called with the lock held); their actions."""
         due: list[Callable[[], None]] = []
         heap = self._heap
-        while heap and heap[0].when <= now:
-            entry = heapq.heappop(heap)
+        while heap and heap[0][0] <= now:
+            entry = heapq.heappop(heap)[2]
             if entry.action is None:
                 self._cancelled = max(self._cancelled - 1, 0)
                 continue
@@ -130,7 +128,7 @@ class Deadlines:
                 now = time.monotonic()
                 due = self._due(now)
                 if not due:
-                    wait = (max(self._heap[0].when - now, MIN_SLEEP_S) if self._heap
+                    wait = (max(self._heap[0][0] - now, MIN_SLEEP_S) if self._heap
                             else None)
                     self._wake_at = float("inf") if wait is None else now + wait
                     self._wake.wait(wait)

@@ -20,7 +20,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from toolscript.runtime.approval.hooks import ApprovalHook, ToolCallRequest, decide
-from toolscript.sandbox import watchdog
 from toolscript.sandbox.codec import NotJSONData, to_json_data
 from toolscript.tools import ArgumentError, Tool, ToolRegistry, to_jsonable
 from toolscript.tools.binding import ordered_copy
@@ -36,7 +35,7 @@ from .executor import ToolExecutor
 from .fanout import Fanout, FanoutJob
 from .hostsupply import BoundCall, HostSupply, NotStarted
 from .messages import builtin_exception_of, clean_message, safe_str
-from .runcontext import RunContext
+from .runcontext import NO_CONTEXT, RunContext
 from .workers import AbandonCounter, Overloaded, ToolTimedOut
 
 if TYPE_CHECKING:
@@ -82,7 +81,6 @@ def _error(error_type: str, message: str, **details: Any) -> Reply:
 
 
 REDACTED = "[redacted]"
-_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
 
 
 def _injected_view(tool: Tool, injected: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -90,7 +88,7 @@ def _injected_view(tool: Tool, injected: Mapping[str, Any] | None) -> Mapping[st
     ones replaced by ``"[redacted]"``), read-only."""
     needs = tool.host_supplied
     if not injected or needs is None:
-        return _NO_CONTEXT
+        return NO_CONTEXT
     return MappingProxyType({
         param.name: REDACTED if param.redact else injected[param.name]
         for param in needs.injected if param.name in injected
@@ -218,7 +216,7 @@ class Dispatcher:
                           "before the run's wall-clock limit")
         record.args = bound.shown
         values = bound.values
-        untrusted: dict[str, list[str]] = {}
+        untrusted: dict[str, list[str]] | None = None
         if self.provenance is not None:  # issue 27: untrusted data may not choose this call
             refused = self.provenance.check(tool, values, labels)
             if refused is not None:  # refused, or (Provenance(ask=True)) the hook's to decide
@@ -226,10 +224,14 @@ class Dispatcher:
                 if not untrusted or self.approve is None:
                     return refused
         journal = ctx.journal  # issue 30: numbered, and answered from the journal on a resume
-        step = journal.step(tool.name, bound.shown, record.id) if journal is not None else None
-        if step is not None and step.reply is not None:
-            record.replayed = True
-            return step.reply
+        step = None
+        hook = self.approve
+        if journal is not None:
+            step = journal.step(tool.name, bound.shown, record.id)
+            if step.reply is not None:
+                record.replayed = True
+                return step.reply
+            hook = step.hook(hook)
         target: Target = tool
         shown = bound.shown
         injected: dict[str, Any] | None = None
@@ -241,7 +243,6 @@ class Dispatcher:
             injected = hosted[0].injected
         elif not bound.direct:  # converted values: run them as they are, no second conversion
             target = BoundCall(tool, functools.partial(tool.call_bound, values))
-        hook = self.approve if step is None else step.hook(self.approve)
         if hook is None and not tool.requires_approval:
             record.approved = True
             record.decided_by = "policy"
@@ -252,7 +253,7 @@ class Dispatcher:
             call_id=record.id, run_id=ctx.run_id, session_id=ctx.session_id,
             source=record.source, injected=_injected_view(tool, injected),
             script_sha256=ctx.script_sha256, agent_run_id=ctx.agent_run_id,
-            runtime_id=self.runtime_id, untrusted=untrusted,
+            runtime_id=self.runtime_id, untrusted=untrusted if untrusted is not None else {},
         )
         try:
             decision, decided_by = decide(hook, request)
@@ -268,8 +269,9 @@ class Dispatcher:
         if decision.deferred:  # issue 30: the run pauses at this call
             caller = "script" if record.source == "script" else f"classic tool call {record.id}"
             if journal is None or step is None:
-                return _error("paused", f"{tool.name}() waits for a person's approval and "
-                              "this call cannot pause (no journal)")
+                return _error("paused", f"{tool.name}() waits for a person's approval, but "
+                              "this call cannot pause: it keeps no journal (a direct call, or a "
+                              "run that started with no approval hook set)")
             return journal.pause(step.seq, tool.name, request.args, caller, decision.reason)
         if not decision.approved:
             reason = f": {decision.reason}" if decision.reason else ""
@@ -296,7 +298,7 @@ class Dispatcher:
         run: AbandonCounter | None = None
         by_deadline = False
         if ctx is not None:
-            if not ctx.may_start():  # stopped since it was approved (Ctrl-C, another call)
+            if ctx.abort is not None:  # stopped since it was approved (Ctrl-C, another call)
                 return _error("host_abort", f"{tool.name}() was not started: the run was "
                               "stopped by the host", started=False)
             run = ctx.abandoned
@@ -308,15 +310,14 @@ class Dispatcher:
                                   "its wall-clock limit", started=False)
                 if timeout is not None and remaining < timeout:
                     timeout, by_deadline = remaining, True
-            self._record_start(ctx, record)
+            if self.audit is not None:
+                self._record_start(ctx, record)
         try:
             if timeout is None:
                 result = tool.invoke(args)
             elif takeover is not None and ctx is not None:
-                text = (f"{tool.name} was still running when the run reached its wall-clock "
-                        "limit" if by_deadline else
-                        f"{tool.name} did not finish within {timeout:g} s")
-                result = self._invoke_watched(ctx, record, tool, args, timeout, text, takeover)
+                result = self._invoke_watched(ctx, record, tool, args, timeout, by_deadline,
+                                              takeover)
             else:
                 result = self.executor.run(tool, args, timeout, run)
         except CallAbandoned:
@@ -362,7 +363,7 @@ class Dispatcher:
             raise HostAbort(exc) from exc
 
     def _invoke_watched(self, ctx: RunContext, record: ToolCallRecord, tool: Target,
-                        args: dict[str, Any], timeout: float, text: str,
+                        args: dict[str, Any], timeout: float, by_deadline: bool,
                         takeover: Takeover) -> Any:
         """Run the tool in this thread with its deadline on the watchdog.
 
@@ -375,7 +376,7 @@ class Dispatcher:
         counters = workers.counters(ctx.abandoned)
         deadlines = self.executor.deadlines
         entry = deadlines.add(time.monotonic() + timeout, functools.partial(
-            self._abandon, ctx, record, counters, text, takeover))
+            self._abandon, ctx, record, counters, tool.name, timeout, by_deadline, takeover))
         try:
             return tool.invoke(args)
         finally:
@@ -385,8 +386,11 @@ class Dispatcher:
                 raise CallAbandoned  # the tool's outcome is dropped on purpose
 
     def _abandon(self, ctx: RunContext, record: ToolCallRecord,
-                 counters: tuple[AbandonCounter, ...], text: str, takeover: Takeover) -> None:
+                 counters: tuple[AbandonCounter, ...], name: str, timeout: float,
+                 by_deadline: bool, takeover: Takeover) -> None:
         """The watchdog's action for an inline call past its deadline (never blocks)."""
+        text = (f"{name} was still running when the run reached its wall-clock limit"
+                if by_deadline else f"{name} did not finish within {timeout:g} s")
         for counter in counters:
             counter.add()
 
@@ -398,33 +402,37 @@ class Dispatcher:
 
         self.executor.workers.spawn(answer)
 
-    def _finish(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
-        with watchdog.deferred():  # in process: no wall-limit abort halfway through
-            try:
-                self._settle(ctx, record, reply)
-            finally:
-                ctx.keep((record,))
+    def _finish(self, ctx: RunContext, record: ToolCallRecord, reply: Reply,
+                keep: bool = True) -> None:
+        """A call ended: its outcome goes into its journal, its record, its audit line
+        and hooks, and (``keep``) the record into the run's records. (In process the
+        wall-limit abort is held off meanwhile: ``RunServer.call``.)"""
+        try:
+            if ctx.journal is not None:  # issue 30: durable before the script sees the reply
+                ctx.journal.finished(record.id, reply)
+            if reply["ok"]:
+                record.ok = True
+                record.value = reply["value"]
+            else:
+                record.error = RunError.from_message(reply["error"])
+            audit = self.audit
+            hooks = self.events.tool_call
+            if audit is not None or hooks:
+                event = ToolCallEvent(record, ctx.session_id, ctx.run_id, ctx.agent_run_id)
+                try:
+                    if audit is not None:
+                        audit(record, event)
+                finally:
+                    if hooks:
+                        emit(hooks, event)
+        finally:
+            if keep:
+                ctx.keep_one(record)
 
     def _settle(self, ctx: RunContext, record: ToolCallRecord, reply: Reply) -> None:
-        """A call ended: its outcome goes into its journal, its record, its audit line
-        and hooks."""
-        if ctx.journal is not None:  # issue 30: durable before the script sees the reply
-            ctx.journal.finished(record.id, reply)
-        if reply["ok"]:
-            record.ok = True
-            record.value = reply["value"]
-        else:
-            record.error = RunError.from_message(reply["error"])
-        audit = self.audit
-        hooks = self.events.tool_call
-        if audit is not None or hooks:
-            event = ToolCallEvent(record, ctx.session_id, ctx.run_id, ctx.agent_run_id)
-            try:
-                if audit is not None:
-                    audit(record, event)
-            finally:
-                if hooks:
-                    emit(hooks, event)
+        """:meth:`_finish` without adding the record to the run's (a batch adds its
+        records at its end, in call order)."""
+        self._finish(ctx, record, reply, keep=False)
 
     @staticmethod
     def _must_stop(ctx: RunContext) -> tuple[str, str] | None:

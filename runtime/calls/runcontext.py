@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RunContext"]
 
-_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+"""An empty, read-only mapping: a run without context, a call without injected values."""
 _DEFAULT_LIMITS = Limits()
 
 
@@ -53,7 +54,7 @@ class RunContext:
         self.run_id = run_id
         self.session_id = session_id
         self.max_tool_calls = max_tool_calls
-        self.context = _NO_CONTEXT if context is None else context
+        self.context = NO_CONTEXT if context is None else context
         self.script = script
         self.agent_run_id = agent_run_id
         self._script_sha256: str | None = None
@@ -109,6 +110,16 @@ class RunContext:
                 if not self.retention.keep(record.args):
                     record.args = summarize_args(record.args)
                     record.args_omitted = True
+
+    def keep_one(self, record: ToolCallRecord) -> None:
+        """:meth:`keep` of one record (a single call's path)."""
+        with self._gate:
+            if self._closed:
+                return
+            self.records.append(record)
+            if not self.retention.keep(record.args):
+                record.args = summarize_args(record.args)
+                record.args_omitted = True
 
     def take_records(self) -> list[ToolCallRecord]:
         """The run's records for its result; no record is added after this."""

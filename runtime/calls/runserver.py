@@ -105,7 +105,8 @@ class RunServer:
     run's outcome settles it, which wakes the caller in :meth:`wait`.
     """
 
-    __slots__ = ("_context", "_io", "_settled", "abandoned", "ctx", "deadline", "dispatcher",
+    __slots__ = ("_context", "_io", "_settled", "_watch", "abandoned", "ctx", "deadline",
+                 "dispatcher",
                  "done", "fresh", "handle", "kill", "killed", "limits", "outcome", "wire_id")
 
     def __init__(self, dispatcher: Dispatcher, handle: SandboxHandle, ctx: RunContext,
@@ -132,6 +133,8 @@ class RunServer:
         """The caller gave up waiting (Ctrl-C): serving threads leave the run, and
         the sandbox is killed by whichever thread holds its I/O."""
         self.killed = False
+        self._watch: Any = None
+        """Inprocess: the script thread's watchdog watch, found at its first call."""
 
     # --- the caller's side --------------------------------------------------------
     def wait(self) -> Outcome:
@@ -320,9 +323,21 @@ class RunServer:
         """One call made directly by the script (inprocess), on the serving thread:
         a ``blocking`` tool's on a worker thread (a timeout is answered and the
         script goes on), any other inline, where its timeout ends the run (the
-        script shares the tool's thread and cannot go on without it)."""
+        script shares the tool's thread and cannot go on without it).
+
+        The script's wall-limit abort is held off until the call returns: raised
+        into the host's part of it (approval hook, validation, the tool, its
+        record, audit line and hooks) it would land in host code instead of the
+        script. The call itself is bounded by the run's deadline (an inline
+        call's deadline is the nearer of its timeout and the run's), past which
+        the run ends without waiting for it."""
         dispatcher = self.dispatcher
         target = dispatcher.registry.get(tool) if type(tool) is str else None
+        watch = self._watch
+        if watch is None:
+            watch = self._watch = watchdog.current()
+        if watch is not None:
+            watchdog.enter(watch)
         try:
             if target is not None and target.blocking:
                 return dispatcher.call(self.ctx, tool, args, labels=labels)
@@ -333,6 +348,9 @@ class RunServer:
         except BaseException as exc:
             self._host_failed(exc)
             return None
+        finally:
+            if watch is not None:
+                watchdog.release(watch)
 
     def call_many(self, calls: list[tuple[Any, ...]]) -> list[dict[str, Any]] | None:
         """A ``parallel()`` batch made directly by the script (inprocess). The

@@ -111,18 +111,25 @@ class Durability:
         resuming = _RESUMING.get()
         return None if resuming is None else resuming.hash_seed
 
-    def attach(self, runtime: Runtime, ctx: RunContext) -> RunJournal:
-        """The journal of a run starting now (a resume's replays the original run)."""
-        audit = _audit_append(runtime)
+    def attach(self, runtime: Runtime, ctx: RunContext) -> RunJournal | None:
+        """The journal of a run starting now (a resume's replays the original run).
+
+        None when nothing can pause the run and nothing asks for its calls to be
+        journaled: no approval hook is set (only a hook defers a call) and no
+        journal was configured. A hook assigned while such a run goes on cannot
+        pause it (the deferred call fails ``paused``, naming why): a journal
+        begun halfway could not replay the calls before it."""
         resuming = _RESUMING.get()
         if resuming is not None and ctx.script is not None:
             _RESUMING.set(None)  # only the resumed script, not a run it causes
             ctx.run_id = resuming.run_id
             return RunJournal(resuming.run_id, self._open_store, durable=True,
                               replay=resuming.entries, decisions=resuming.decisions,
-                              audit=audit, stop=ctx.stop)
+                              audit=_audit_append(runtime), stop=ctx.stop)
+        if runtime.approve is None and not self.write_through:
+            return None
         return RunJournal(ctx.run_id, self._open_store, durable=self.write_through,
-                          audit=audit, stop=ctx.stop)
+                          audit=_audit_append(runtime), stop=ctx.stop)
 
     def finish(self, runtime: Runtime, ctx: RunContext, result: RunResult) -> RunResult:
         """The result of a run: paused (with pending calls and a continuation),

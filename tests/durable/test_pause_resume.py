@@ -12,7 +12,7 @@ from backend_marks import backend_options, process_backends
 from conftest import KEY, Counter, defer_sends
 from toolscript.runtime.backends.hashseed import MAX_SEED, host_hash_seed
 
-from toolscript import AuditLog, Decision, PendingCall, RunResult, Runtime
+from toolscript import AuditLog, Decision, PendingCall, RunResult, Runtime, tool
 from toolscript.errors import ContinuationError
 
 SCRIPT = """
@@ -289,3 +289,36 @@ def test_a_session_for_a_forged_continuation_is_refused(durable_runtime) -> None
     forged = ".".join((head, payload, mac[::-1]))
     with durable_runtime(Counter().tools()) as runtime, pytest.raises(ContinuationError):
         runtime.session(resuming=forged)
+
+
+def test_a_hook_set_while_a_run_goes_on_cannot_pause_it() -> None:
+    """A run that starts with no approval hook and no journal configured keeps no
+    journal: nothing can defer its calls. A deferring hook set while it goes on
+    cannot pause it (a journal begun halfway could not replay the calls made
+    before it), so the deferred call fails ``paused`` saying why, nothing runs,
+    and the run ends as the script decides, not paused."""
+    sent: list[str] = []
+    holder: dict[str, Runtime] = {}
+
+    @tool(read_only=True)
+    def arm() -> str:
+        """Set the deferring hook (what another thread of the host might do)."""
+        holder["runtime"].approve = defer_sends
+        return "armed"
+
+    @tool(requires_approval=True)
+    def send(to: str) -> str:
+        """Send to someone."""
+        sent.append(to)
+        return f"sent {to}"
+
+    script = "arm()\ntry:\n    r = send('bob')\nexcept Exception as exc:\n    r = str(exc)\nr"
+    with Runtime([arm, send], continuation_key=KEY) as runtime:
+        holder["runtime"] = runtime
+        result = runtime.run(script)
+        assert result.status == "ok", result.error
+        assert "cannot pause" in result.value and "no approval hook" in result.value
+        assert sent == [] and not result.pending
+        again = runtime.run("send('bob')")  # set before this run starts: it pauses
+    assert again.status == "paused", again.error
+    assert [p.tool for p in again.pending] == ["send"] and sent == []

@@ -350,6 +350,51 @@ def test_the_wall_limit_never_lands_in_the_hosts_bookkeeping(
     assert [record.name for record in result.tool_calls][:1] == ["note"]
 
 
+@pytest.mark.parametrize("where", ["approval_hook", "tool"])
+def test_the_wall_limit_never_interrupts_host_code_of_a_call(
+    make_runtime: Callable[..., Runtime], where: str,
+):
+    """The approval hook and the tool are host code too; in process they run on
+    the script's thread. A pure-Python loop in them that outlasts the wall limit
+    must run to its end (its ``finally`` included) and see no abort: the run
+    ends ``timeout`` all the same, and the abort lands in the script."""
+    limit = 1.0
+    finished: list[str] = []
+    interrupted: list[str] = []
+
+    def busy(name: str) -> None:
+        try:
+            end = time.monotonic() + limit + 0.3
+            while time.monotonic() < end:  # pure Python: an abort would land here
+                pass
+        except BaseException as exc:
+            interrupted.append(type(exc).__name__)
+            raise
+        finally:
+            finished.append(name)
+
+    def hook(request: ToolCallRequest) -> bool:
+        if where == "approval_hook":
+            busy("hook")
+        return True
+
+    @tool
+    def note(i: int) -> int:
+        """A write: its approval is asked of the hook."""
+        if where == "tool":
+            busy("tool")
+        return i
+
+    rt = make_runtime([note], limits=Limits(wall_time_s=limit), approve=hook)
+    result = rt.run("note(1)\nwhile True:\n    pass")
+    assert _error_type(result) == "timeout", result.error
+    deadline = time.monotonic() + 10  # a tool past the limit may still be running
+    while not finished and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert finished == ["hook" if where == "approval_hook" else "tool"]
+    assert interrupted == []
+
+
 def test_a_hanging_session_does_not_starve_another(
     make_runtime: Callable[..., Runtime], gate: Gate,
 ):
