@@ -396,9 +396,12 @@ class ToolCaller:
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:
         """One call: the value, or raise the reply's error."""
-        self.abort.raise_if_set()
+        abort = self.abort
+        if abort.error_type is not None:  # the check inline: it is on every call's path
+            abort.raise_if_set()
         reply = self._link_call(tool, args)
-        self.abort.raise_if_set()
+        if abort.error_type is not None:
+            abort.raise_if_set()
         if reply.get("ok"):
             return reply.get("value")
         raise self._failure(tool, reply.get("error") or {})

@@ -142,6 +142,12 @@ class ToolRegistry:
         """The tool called ``name``, or None."""
         return self._tools.get(name)
 
+    @property
+    def lookup(self) -> Callable[[str], Tool | None]:
+        """:meth:`get` as the mapping's own bound ``get`` (a registry never changes
+        after it is made): the lookup on every call's path, with no Python frame."""
+        return self._tools.get
+
     def __getitem__(self, name: str) -> Tool:
         """The tool called ``name``; KeyError with the known names otherwise."""
         try:

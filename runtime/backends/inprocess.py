@@ -61,7 +61,10 @@ class DirectLink:
                  else server.call(tool, args, labels))
         # None: the call passed its timeout and the run was ended meanwhile; the
         # script must not go on (host_abort stops it at once).
-        return _copy_reply(reply) if reply is not None else _STOPPED
+        if reply is None:
+            return _STOPPED
+        kind = type(reply.get("value"))
+        return _copy_reply(reply) if kind is dict or kind is list else reply
 
     def call_many(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Hand several calls to the session's call server."""

@@ -114,6 +114,8 @@ class Dispatcher:
         events: EventHooks | None = None,
     ) -> None:
         self.registry = registry
+        self.lookup = registry.lookup
+        """The tool of a name, or None (the registry's own mapping lookup)."""
         self.host_supply = host_supply or HostSupply()
         self.host_supply.register(registry)
         self.approve = approve
@@ -191,7 +193,7 @@ class Dispatcher:
                 "tool_call_limit",
                 f"the run exceeded its budget of {ctx.max_tool_calls} tool calls",
             )
-        tool = self.registry.get(name) if isinstance(name, str) else None
+        tool = self.lookup(name) if isinstance(name, str) else None
         if tool is None:
             return _error("unknown_tool", self.registry.unknown_tool_message(_name_of(name)),
                           available=self.registry.names())

@@ -332,7 +332,7 @@ class RunServer:
         call's deadline is the nearer of its timeout and the run's), past which
         the run ends without waiting for it."""
         dispatcher = self.dispatcher
-        target = dispatcher.registry.get(tool) if type(tool) is str else None
+        target = dispatcher.lookup(tool) if type(tool) is str else None
         watch = self._watch
         if watch is None:
             watch = self._watch = watchdog.current()

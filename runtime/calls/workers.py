@@ -189,7 +189,8 @@ class HandoffWorkers:
     def check(self, run: AbandonCounter | None) -> None:
         """Raise :class:`Overloaded` when a cap on abandoned calls is reached (the
         runtime's, or ``run``'s): a call that might be abandoned must not start."""
-        if self.abandoned.full() or (run is not None and run.full()):
+        host = self.abandoned  # ``full()`` inline: this is on every watched call's path
+        if host.count >= host.limit or (run is not None and run.count >= run.limit):
             who = "this run" if run is not None and run.full() else "the host"
             count = run.count if run is not None and run.full() else self.abandoned.count
             raise Overloaded(
